@@ -1,0 +1,325 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+
+/** Raised for the first bad variable; main prints its message as one line and exits. */
+export class ConfigError extends Error {
+  readonly variable: string;
+  constructor(variable: string, problem: string) {
+    super(`${variable}: ${problem}`);
+    this.variable = variable;
+  }
+}
+
+export const SERVICE_NAMES = ['auth', 'devices', 'tracking', 'billing'] as const;
+export type ServiceName = (typeof SERVICE_NAMES)[number];
+type Role = ServiceName | 'gateway';
+
+export type DatabaseConfig =
+  | { engine: 'sqlite'; file: string } // file ':memory:' for an in-memory database
+  | { engine: 'postgres'; url: string };
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  database: DatabaseConfig;
+  redisUrl: string | undefined;
+  logLevel: string;
+  services: ServiceName[];
+  gateway: boolean;
+  upstreams: Partial<Record<ServiceName, string>>;
+  internalToken: string | undefined;
+  publicUrl: string;
+  webUrl: string;
+  appScheme: string;
+  jwtPrivateKeyPem: string | undefined;
+  trustProxy: string | undefined;
+  bodyLimit: number;
+  rateLimits: boolean;
+  ttl: {
+    accessToken: number;
+    refreshToken: number;
+    twoFactorTempToken: number;
+    totpSetup: number;
+    passwordReset: number;
+    emailVerification: number;
+  };
+  registrationEnabled: boolean;
+  admin: { email: string; password: string } | undefined;
+  mail: { smtpUrl: string | undefined; from: string };
+  oidc: {
+    google: { clientId: string | undefined; clientSecret: string | undefined; issuer: string; audiences: string[] };
+    facebook: {
+      clientId: string | undefined;
+      clientSecret: string | undefined;
+      authUrl: string;
+      tokenUrl: string;
+      userinfoUrl: string;
+    };
+    apple: {
+      clientId: string | undefined;
+      teamId: string | undefined;
+      keyId: string | undefined;
+      privateKeyPem: string | undefined;
+      issuer: string;
+    };
+  };
+  stripe: { webhookSecret: string | undefined };
+  apple: {
+    rootCertificates: Buffer[];
+    bundleId: string | undefined;
+    appAppleId: number | undefined;
+    environment: 'Production' | 'Sandbox' | 'Xcode' | 'LocalTesting';
+  };
+  google: {
+    pubsubAudience: string | undefined;
+    pubsubServiceAccount: string | undefined;
+    packageName: string | undefined;
+    certsUrl: string;
+  };
+  devicePorts: { osmand: number; gt06: number; teltonika: number; h02: number };
+  statusTimeout: number;
+}
+
+type Env = Record<string, string | undefined>;
+
+/** Reads every variable once, validating as it goes; the first bad value throws ConfigError. */
+export function loadConfig(env: Env = process.env): Config {
+  const read = new EnvReader(env);
+  const port = read.int('PORT', 8080, 0, 65535);
+  const host = read.string('HOST', '127.0.0.1');
+  const dataDir = path.resolve(read.string('DATA_DIR', './data'));
+  const publicUrl = read.url('PUBLIC_URL', `http://localhost:${port}`, ['http:', 'https:']).replace(/\/$/, '');
+  const webUrl = read.url('WEB_URL', publicUrl, ['http:', 'https:']).replace(/\/$/, '');
+  const googleClientId = read.optional('OIDC_GOOGLE_CLIENT_ID');
+  const roles = read.services();
+  const services = SERVICE_NAMES.filter((name) => roles.includes(name));
+  const gateway = roles.includes('gateway');
+  const upstreams: Partial<Record<ServiceName, string>> = {};
+  for (const name of SERVICE_NAMES) {
+    const variable = `${name === 'devices' ? 'DEVICES' : name.toUpperCase()}_URL`;
+    const url = read.optionalUrl(variable, ['http:', 'https:']);
+    if (url) upstreams[name] = url.replace(/\/$/, '');
+    if (gateway && !services.includes(name) && !url) {
+      throw new ConfigError(variable, `required when SERVICES runs the gateway without ${name}`);
+    }
+  }
+  const adminEmail = read.optional('ADMIN_EMAIL');
+  const adminPassword = read.optional('ADMIN_PASSWORD');
+  if (adminEmail && !adminPassword) throw new ConfigError('ADMIN_PASSWORD', 'required when ADMIN_EMAIL is set');
+  if (adminPassword && !adminEmail) throw new ConfigError('ADMIN_EMAIL', 'required when ADMIN_PASSWORD is set');
+
+  return {
+    port,
+    host,
+    dataDir,
+    database: read.database(dataDir),
+    redisUrl: read.optionalUrl('REDIS_URL', ['redis:', 'rediss:']),
+    logLevel: read.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+    services,
+    gateway,
+    upstreams,
+    internalToken: read.secret('INTERNAL_TOKEN', 32),
+    publicUrl,
+    webUrl,
+    appScheme: read.matching('APP_SCHEME', 'trackstack', /^[a-z][a-z0-9+.-]*$/i, 'a URI scheme such as myapp'),
+    jwtPrivateKeyPem: read.pem('JWT_PRIVATE_KEY'),
+    trustProxy: read.optional('TRUST_PROXY'),
+    bodyLimit: read.int('BODY_LIMIT', 1_048_576, 1024, 100 * 1_048_576),
+    rateLimits: read.oneOf('RATE_LIMITS', 'on', ['on', 'off']) === 'on',
+    ttl: {
+      accessToken: read.int('ACCESS_TOKEN_TTL', 3600, 1, 86_400 * 30),
+      refreshToken: read.int('REFRESH_TOKEN_TTL', 2_592_000, 1, 86_400 * 3650),
+      twoFactorTempToken: read.int('TWO_FACTOR_TEMP_TOKEN_TTL', 300, 1, 86_400),
+      totpSetup: read.int('TOTP_SETUP_TTL', 600, 1, 86_400),
+      passwordReset: read.int('PASSWORD_RESET_TTL', 3600, 1, 86_400 * 30),
+      emailVerification: read.int('EMAIL_VERIFICATION_TTL', 86_400, 1, 86_400 * 30),
+    },
+    registrationEnabled: read.bool('REGISTRATION_ENABLED', true),
+    admin: adminEmail && adminPassword ? { email: adminEmail, password: adminPassword } : undefined,
+    mail: {
+      smtpUrl: read.optionalUrl('SMTP_URL', ['smtp:', 'smtps:']),
+      from: read.string('MAIL_FROM', 'Trackstack <no-reply@localhost>'),
+    },
+    oidc: {
+      google: {
+        clientId: googleClientId,
+        clientSecret: read.optional('OIDC_GOOGLE_CLIENT_SECRET'),
+        issuer: read.url('OIDC_GOOGLE_ISSUER', 'https://accounts.google.com', ['http:', 'https:']),
+        audiences: read.list('OIDC_GOOGLE_AUDIENCES', googleClientId ? [googleClientId] : []),
+      },
+      facebook: {
+        clientId: read.optional('OIDC_FACEBOOK_CLIENT_ID'),
+        clientSecret: read.optional('OIDC_FACEBOOK_CLIENT_SECRET'),
+        authUrl: read.url('OIDC_FACEBOOK_AUTH_URL', 'https://www.facebook.com/v19.0/dialog/oauth', ['http:', 'https:']),
+        tokenUrl: read.url('OIDC_FACEBOOK_TOKEN_URL', 'https://graph.facebook.com/v19.0/oauth/access_token', ['http:', 'https:']),
+        userinfoUrl: read.url('OIDC_FACEBOOK_USERINFO_URL', 'https://graph.facebook.com/me?fields=id,name,email', ['http:', 'https:']),
+      },
+      apple: {
+        clientId: read.optional('OIDC_APPLE_CLIENT_ID'),
+        teamId: read.optional('OIDC_APPLE_TEAM_ID'),
+        keyId: read.optional('OIDC_APPLE_KEY_ID'),
+        privateKeyPem: read.pem('OIDC_APPLE_PRIVATE_KEY'),
+        issuer: read.url('OIDC_APPLE_ISSUER', 'https://appleid.apple.com', ['http:', 'https:']),
+      },
+    },
+    stripe: { webhookSecret: read.optional('STRIPE_WEBHOOK_SECRET') },
+    apple: {
+      rootCertificates: read.files('APPLE_ROOT_CERTS'),
+      bundleId: read.optional('APPLE_BUNDLE_ID'),
+      appAppleId: read.optionalInt('APPLE_APP_APPLE_ID'),
+      environment: read.oneOf('APPLE_ENVIRONMENT', 'Production', ['Production', 'Sandbox', 'Xcode', 'LocalTesting']),
+    },
+    google: {
+      pubsubAudience: read.optional('GOOGLE_PUBSUB_AUDIENCE'),
+      pubsubServiceAccount: read.optional('GOOGLE_PUBSUB_SERVICE_ACCOUNT'),
+      packageName: read.optional('GOOGLE_PACKAGE_NAME'),
+      certsUrl: read.url('GOOGLE_CERTS_URL', 'https://www.googleapis.com/oauth2/v1/certs', ['http:', 'https:']),
+    },
+    devicePorts: {
+      osmand: read.int('OSMAND_PORT', 5055, 0, 65535),
+      gt06: read.int('GT06_PORT', 5023, 0, 65535),
+      teltonika: read.int('TELTONIKA_PORT', 5027, 0, 65535),
+      h02: read.int('H02_PORT', 5013, 0, 65535),
+    },
+    statusTimeout: read.int('STATUS_TIMEOUT', 600, 1, 86_400 * 365),
+  };
+}
+
+class EnvReader {
+  private readonly env: Env;
+  constructor(env: Env) {
+    this.env = env;
+  }
+
+  optional(name: string): string | undefined {
+    const value = this.env[name]?.trim();
+    return value === undefined || value === '' ? undefined : value;
+  }
+
+  string(name: string, fallback: string): string {
+    return this.optional(name) ?? fallback;
+  }
+
+  int(name: string, fallback: number, min: number, max: number): number {
+    const raw = this.optional(name);
+    if (raw === undefined) return fallback;
+    if (!/^\d+$/.test(raw)) throw new ConfigError(name, `expected a whole number, got '${raw}'`);
+    const value = Number(raw);
+    if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+    return value;
+  }
+
+  optionalInt(name: string): number | undefined {
+    return this.optional(name) === undefined ? undefined : this.int(name, 0, 0, Number.MAX_SAFE_INTEGER);
+  }
+
+  bool(name: string, fallback: boolean): boolean {
+    const raw = this.optional(name)?.toLowerCase();
+    if (raw === undefined) return fallback;
+    if (['true', '1', 'yes', 'on'].includes(raw)) return true;
+    if (['false', '0', 'no', 'off'].includes(raw)) return false;
+    throw new ConfigError(name, `expected true or false, got '${raw}'`);
+  }
+
+  oneOf<T extends string>(name: string, fallback: T, allowed: readonly T[]): T {
+    const raw = this.optional(name);
+    if (raw === undefined) return fallback;
+    const match = allowed.find((value) => value.toLowerCase() === raw.toLowerCase());
+    if (!match) throw new ConfigError(name, `expected one of ${allowed.join(', ')}, got '${raw}'`);
+    return match;
+  }
+
+  matching(name: string, fallback: string, pattern: RegExp, expected: string): string {
+    const value = this.string(name, fallback);
+    if (!pattern.test(value)) throw new ConfigError(name, `expected ${expected}, got '${value}'`);
+    return value;
+  }
+
+  list(name: string, fallback: string[]): string[] {
+    const raw = this.optional(name);
+    if (raw === undefined) return fallback;
+    return raw.split(',').map((item) => item.trim()).filter(Boolean);
+  }
+
+  optionalUrl(name: string, protocols: string[]): string | undefined {
+    const raw = this.optional(name);
+    if (raw === undefined) return undefined;
+    let parsed: URL;
+    try {
+      parsed = new URL(raw);
+    } catch {
+      throw new ConfigError(name, `not a valid URL: '${raw}'`);
+    }
+    if (!protocols.includes(parsed.protocol)) {
+      throw new ConfigError(name, `expected a ${protocols.join(' or ')} URL, got '${parsed.protocol}'`);
+    }
+    return raw;
+  }
+
+  url(name: string, fallback: string, protocols: string[]): string {
+    return this.optionalUrl(name, protocols) ?? fallback;
+  }
+
+  secret(name: string, minLength: number): string | undefined {
+    const value = this.optional(name);
+    if (value !== undefined && value.length < minLength) {
+      throw new ConfigError(name, `must be at least ${minLength} characters`);
+    }
+    return value;
+  }
+
+  /** A PEM given inline or as the path of a file holding it. */
+  pem(name: string): string | undefined {
+    const raw = this.optional(name);
+    if (raw === undefined) return undefined;
+    const text = raw.includes('-----BEGIN') ? raw.replace(/\\n/g, '\n') : this.readFile(name, raw).toString('utf8');
+    if (!text.includes('-----BEGIN')) throw new ConfigError(name, 'not a PEM (no -----BEGIN line)');
+    return text;
+  }
+
+  files(name: string): Buffer[] {
+    return this.list(name, []).map((file) => this.readFile(name, file));
+  }
+
+  private readFile(name: string, file: string): Buffer {
+    try {
+      return readFileSync(file);
+    } catch (error) {
+      throw new ConfigError(name, `cannot read file '${file}' (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+  }
+
+  services(): Role[] {
+    const raw = this.optional('SERVICES');
+    const all: Role[] = [...SERVICE_NAMES, 'gateway'];
+    if (raw === undefined || raw === 'all') return all;
+    const roles = raw.split(',').map((item) => item.trim().toLowerCase()).filter(Boolean);
+    for (const role of roles) {
+      if (!all.includes(role as Role)) throw new ConfigError('SERVICES', `unknown service '${role}' (use ${all.join(', ')})`);
+    }
+    if (roles.length === 0) throw new ConfigError('SERVICES', 'names no service');
+    return roles as Role[];
+  }
+
+  database(dataDir: string): DatabaseConfig {
+    const raw = this.optional('DATABASE_URL') ?? `sqlite:${path.join(dataDir, 'trackstack.db')}`;
+    if (/^postgres(ql)?:\/\//i.test(raw)) {
+      try {
+        new URL(raw);
+      } catch {
+        throw new ConfigError('DATABASE_URL', 'not a valid postgres:// URL');
+      }
+      return { engine: 'postgres', url: raw };
+    }
+    if (/^sqlite:/i.test(raw)) {
+      const rest = raw.slice('sqlite:'.length);
+      if (rest === ':memory:' || rest === '//:memory:') return { engine: 'sqlite', file: ':memory:' };
+      // sqlite:///abs/path and sqlite://rel/path follow the URL convention; sqlite:path is a plain path.
+      const file = rest.startsWith('//') ? rest.slice(2) : rest;
+      if (file === '') throw new ConfigError('DATABASE_URL', 'sqlite: needs a file path or :memory:');
+      return { engine: 'sqlite', file: path.resolve(file) };
+    }
+    throw new ConfigError('DATABASE_URL', `expected sqlite:<path>, sqlite::memory: or postgres://…, got '${raw.split(':')[0]}:…'`);
+  }
+}

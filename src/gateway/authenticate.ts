@@ -1,0 +1,69 @@
+import type { FastifyRequest } from 'fastify';
+import type { HttpApp } from '../platform/http/app.ts';
+import { AppError } from '../platform/http/errors.ts';
+import { IDENTITY_HEADERS } from '../platform/http/identity.ts';
+import type { AccessTokenVerifier } from '../services/auth/tokens/access-tokens.ts';
+import { isInternalPath, isPublicPath, ownerOf, pathOf } from './routing.ts';
+
+export const ACCESS_TOKEN_COOKIE = 'access_token';
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+interface PresentedToken {
+  token: string;
+  fromCookie: boolean;
+}
+
+/** The bearer header wins over the cookie; the WebSocket path also takes `?token=` (browsers cannot set headers there). */
+function presentedToken(request: FastifyRequest, path: string): PresentedToken | undefined {
+  const header = request.headers.authorization;
+  if (header !== undefined) {
+    const match = /^Bearer\s+(\S+)$/i.exec(header);
+    return match?.[1] ? { token: match[1], fromCookie: false } : { token: '', fromCookie: false };
+  }
+  const cookie = request.cookies?.[ACCESS_TOKEN_COOKIE];
+  if (cookie) return { token: cookie, fromCookie: true };
+  if (path === '/api/socket') {
+    const token = (request.query as Record<string, unknown> | undefined)?.token;
+    if (typeof token === 'string' && token) return { token, fromCookie: false };
+  }
+  return undefined;
+}
+
+/**
+ * The gateway's front door: strips identity headers a client sent, authenticates the access token
+ * and passes the user on as X-User-* headers beside the internal token, which is what services trust.
+ */
+export function installAuthentication(app: HttpApp, verifier: AccessTokenVerifier, internalToken: string): void {
+  app.addHook('onRequest', async (request) => {
+    const headers = request.headers;
+    for (const name of Object.keys(headers)) if (name.startsWith('x-user-')) delete headers[name];
+    delete headers[IDENTITY_HEADERS.internalToken];
+
+    const path = pathOf(request.url);
+    if (isInternalPath(path)) throw new AppError('NOT_FOUND', `Route ${request.method} ${path} not found`);
+    // Unknown paths fall through to the 404 handler rather than asking for a token.
+    const isPublic = isPublicPath(path) || ownerOf(path) === undefined;
+    const presented = presentedToken(request, path);
+    if (!presented) {
+      if (isPublic) return;
+      throw new AppError('UNAUTHORIZED');
+    }
+    const verified = presented.token ? await verifier.verify(presented.token) : null;
+    if (!verified) {
+      if (isPublic) return;
+      throw new AppError('INVALID_TOKEN');
+    }
+    if (presented.fromCookie && !SAFE_METHODS.has(request.method) && !isJson(request)) {
+      // A cross-site form can send the cookie but not this content type.
+      throw new AppError('FORBIDDEN', 'Cookie-authenticated requests that change state must send Content-Type: application/json');
+    }
+    headers[IDENTITY_HEADERS.userId] = String(verified.userId);
+    headers[IDENTITY_HEADERS.email] = verified.email;
+    headers[IDENTITY_HEADERS.sessionId] = verified.sessionId;
+    headers[IDENTITY_HEADERS.internalToken] = internalToken;
+  });
+}
+
+function isJson(request: FastifyRequest): boolean {
+  return /^application\/json\b/i.test(request.headers['content-type'] ?? '');
+}

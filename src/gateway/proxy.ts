@@ -1,0 +1,28 @@
+import replyFrom from '@fastify/reply-from';
+import type { ServiceName } from '../config.ts';
+import type { HttpApp } from '../platform/http/app.ts';
+import { AppError } from '../platform/http/errors.ts';
+import { ownerOf, pathOf } from './routing.ts';
+
+/**
+ * Split mode: a gateway-only process forwards every request, body untouched (webhook signatures
+ * cover the raw bytes), to the service that owns its path.
+ */
+export async function installProxy(app: HttpApp, upstreams: Partial<Record<ServiceName, string>>): Promise<void> {
+  await app.register(replyFrom, { undici: { connections: 128, pipelining: 1, keepAliveTimeout: 30_000 } });
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (_request, _payload, done) => done(null));
+
+  app.all('/*', { schema: { hide: true } }, (request, reply) => {
+    const service = ownerOf(pathOf(request.url));
+    const upstream = service ? upstreams[service] : undefined;
+    if (!upstream) throw new AppError('NOT_FOUND', `Route ${request.method} ${pathOf(request.url)} not found`);
+    return reply.from(`${upstream}${request.url}`, {
+      body: request.raw,
+      onError: (failedReply, { error }) => {
+        request.log.warn({ err: error, upstream: service }, 'upstream failed');
+        failedReply.send(new AppError('UPSTREAM_UNAVAILABLE'));
+      },
+    });
+  });
+}

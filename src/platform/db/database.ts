@@ -1,0 +1,82 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { DatabaseConfig } from '../../config.ts';
+
+export type Engine = 'sqlite' | 'postgres';
+
+/**
+ * One database handle shared by every module. Each module narrows `db` to its own tables
+ * (`database.db as Kysely<AuthTables>`), so a module's types only know the tables it owns.
+ */
+export interface Database {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- narrowed per module
+  readonly db: Kysely<any>;
+  readonly engine: Engine;
+  /** Resolves true when a trivial query answers within the timeout. */
+  ping(timeoutMs?: number): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+const INT8_OID = 20;
+const NUMERIC_OID = 1700;
+
+export function openDatabase(config: DatabaseConfig): Database {
+  if (config.engine === 'sqlite') return openSqlite(config.file);
+  return openPostgres(config.url);
+}
+
+function openSqlite(file: string): Database {
+  if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
+  const connection = new SqliteDatabase(file);
+  connection.pragma('journal_mode = WAL');
+  connection.pragma('synchronous = NORMAL');
+  connection.pragma('foreign_keys = ON');
+  connection.pragma('busy_timeout = 5000');
+  const db = new Kysely({ dialect: new SqliteDialect({ database: connection }) });
+  return wrap(db, 'sqlite');
+}
+
+function openPostgres(url: string): Database {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    connectionTimeoutMillis: 3000,
+    idleTimeoutMillis: 30_000,
+    // Ids and epoch-millisecond timestamps are int8; they stay well inside 2^53.
+    types: {
+      getTypeParser: (oid: number, format?: 'text' | 'binary') =>
+        oid === INT8_OID || oid === NUMERIC_OID ? Number : pg.types.getTypeParser(oid, format as 'text'),
+    },
+  });
+  // An idle client losing its server must not crash the process; the next query reports it.
+  pool.on('error', () => {});
+  const db = new Kysely({ dialect: new PostgresDialect({ pool }) });
+  return wrap(db, 'postgres');
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- see Database.db
+function wrap(db: Kysely<any>, engine: Engine): Database {
+  return {
+    db,
+    engine,
+    async ping(timeoutMs = 2000) {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), timeoutMs);
+      });
+      const query = sql`select 1`.execute(db).then(
+        () => true,
+        () => false,
+      );
+      try {
+        return await Promise.race([query, timeout]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    close: () => db.destroy(),
+  };
+}

@@ -1,0 +1,154 @@
+import { randomUUID } from 'node:crypto';
+import Fastify from 'fastify';
+import type {
+  FastifyBaseLogger,
+  FastifyError,
+  FastifyInstance,
+  FastifySchemaCompiler,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Ajv } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { AppError } from './errors.ts';
+import type { ErrorCode, ErrorDetail } from './errors.ts';
+
+export type HttpApp = FastifyInstance<
+  RawServerDefault,
+  RawRequestDefaultExpression,
+  RawReplyDefaultExpression,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+export interface HttpAppOptions {
+  logLevel: string;
+  bodyLimit: number;
+  trustProxy: string | undefined;
+}
+
+const REQUEST_ID = /^[\w.:-]{1,64}$/;
+const SECRET_QUERY = /([?&](?:token|access_token|refresh_token|code|state)=)[^&]*/gi;
+
+// ajv-formats ships CommonJS with a default export property.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+/**
+ * Bodies are validated strictly (a string field never accepts 123); query strings, params and
+ * headers arrive as text, so their numbers and booleans are coerced.
+ */
+function validatorCompiler(): FastifySchemaCompiler<unknown> {
+  const shared = { removeAdditional: false, useDefaults: true, allErrors: false, strict: false } as const;
+  const strict = addFormats(new Ajv({ ...shared, coerceTypes: false }));
+  const coercing = addFormats(new Ajv({ ...shared, coerceTypes: 'array' }));
+  return ({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(schema as object);
+}
+
+/** The one app factory every process uses: logging, request ids, validation and the error contract. */
+export function createHttpApp(options: HttpAppOptions): HttpApp {
+  const app = Fastify({
+    logger: {
+      level: options.logLevel,
+      redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-internal-token"]'],
+      serializers: {
+        req: (request) => ({
+          method: request.method,
+          url: request.url.replace(SECRET_QUERY, '$1[redacted]'),
+          remoteAddress: request.ip,
+        }),
+      },
+    },
+    bodyLimit: options.bodyLimit,
+    trustProxy: options.trustProxy ?? false,
+    forceCloseConnections: 'idle',
+    requestIdHeader: false,
+    genReqId: (request) => {
+      const incoming = request.headers['x-request-id'];
+      return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+  }).withTypeProvider<TypeBoxTypeProvider>() as unknown as HttpApp;
+
+  app.setValidatorCompiler(validatorCompiler());
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    reply.code(404).send(errorBody(404, 'NOT_FOUND', `Route ${request.method} ${request.url.split('?')[0]} not found`));
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    const { statusCode, code, message, details, headers } = toClientError(error);
+    if (statusCode >= 500) request.log.error({ err: error }, 'request failed');
+    if (headers) reply.headers(headers);
+    reply.code(statusCode).send(errorBody(statusCode, code, message, details));
+  });
+
+  return app;
+}
+
+interface ClientError {
+  statusCode: number;
+  code: ErrorCode;
+  message: string;
+  details?: ErrorDetail[];
+  headers?: Record<string, string>;
+}
+
+function toClientError(error: FastifyError): ClientError {
+  if (error instanceof AppError) {
+    return { statusCode: error.statusCode, code: error.code, message: error.message, details: error.details, headers: error.headers };
+  }
+  if (error.validation) {
+    const part = error.validationContext ?? 'body';
+    const details = error.validation.map((issue) => {
+      const missing = (issue.params as { missingProperty?: string } | undefined)?.missingProperty;
+      const extra = (issue.params as { additionalProperty?: string } | undefined)?.additionalProperty;
+      const field = missing ?? extra;
+      const pathInPart = `${issue.instancePath}${field ? `/${field}` : ''}`;
+      const message = extra ? `unknown property '${extra}'` : (issue.message ?? 'is invalid');
+      return { path: `/${part === 'querystring' ? 'query' : part}${pathInPart}`, message };
+    });
+    const first = details[0];
+    return {
+      statusCode: 400,
+      code: 'VALIDATION_FAILED',
+      message: first ? `${first.path} ${first.message}` : 'The request is invalid',
+      details,
+    };
+  }
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return { statusCode: 400, code: 'MALFORMED_JSON', message: error.message };
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { statusCode: 413, code: 'PAYLOAD_TOO_LARGE', message: 'The request body is too large' };
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return { statusCode: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: error.message };
+  }
+  const status = error.statusCode ?? 500;
+  if (status >= 400 && status < 500) return { statusCode: status, code: 'BAD_REQUEST', message: error.message };
+  return { statusCode: 500, code: 'INTERNAL_ERROR', message: 'Internal server error' };
+}
+
+const REASONS: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  409: 'Conflict',
+  413: 'Payload Too Large',
+  415: 'Unsupported Media Type',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+};
+
+export function errorBody(statusCode: number, code: ErrorCode, message: string, details?: ErrorDetail[]) {
+  return { statusCode, error: REASONS[statusCode] ?? 'Error', code, message, ...(details ? { details } : {}) };
+}

@@ -1,0 +1,63 @@
+/**
+ * Every error code the API can answer, with its HTTP status and default message: the one place
+ * clients (and docs/errors.md) learn them from. Modules add their codes here.
+ */
+export const ERROR_CODES = {
+  // platform
+  VALIDATION_FAILED: [400, 'The request is invalid'],
+  MALFORMED_JSON: [400, 'The request body is not valid JSON'],
+  BAD_REQUEST: [400, 'Bad request'],
+  UNAUTHORIZED: [401, 'Authentication required'],
+  INVALID_TOKEN: [401, 'The token is invalid or expired'],
+  FORBIDDEN: [403, 'Access denied'],
+  NOT_FOUND: [404, 'Not found'],
+  PAYLOAD_TOO_LARGE: [413, 'The request body is too large'],
+  UNSUPPORTED_MEDIA_TYPE: [415, 'Unsupported content type'],
+  RATE_LIMITED: [429, 'Too many requests, try again later'],
+  INTERNAL_ERROR: [500, 'Internal server error'],
+  UPSTREAM_UNAVAILABLE: [502, 'The service behind the gateway is unavailable'],
+  // auth
+  INVALID_CREDENTIALS: [401, 'Invalid e-mail or password'],
+  EMAIL_NOT_VERIFIED: [403, 'The e-mail address is not verified'],
+  ACCOUNT_DISABLED: [403, 'The account is disabled'],
+  ACCOUNT_EXPIRED: [403, 'The account has expired'],
+  WEAK_PASSWORD: [400, 'The password is too weak'],
+  TERMS_NOT_ACCEPTED: [400, 'The terms and privacy policy must be accepted'],
+  EMAIL_TAKEN: [409, 'The e-mail address is already registered'],
+  REGISTRATION_DISABLED: [403, 'Registration is disabled'],
+  INVALID_2FA_CODE: [400, 'The code is invalid'],
+  TOTP_ALREADY_ENABLED: [400, 'Two-factor authentication is already enabled'],
+  TWO_FACTOR_NOT_ENABLED: [400, 'Two-factor authentication is not enabled'],
+  // devices
+  DEVICE_EXISTS: [409, 'A device with this uniqueId already exists'],
+  // tracking
+  INVALID_AREA: [400, 'The geofence area is invalid'],
+  RANGE_TOO_LARGE: [400, 'The range holds too many positions; narrow it'],
+  // billing
+  INVALID_SIGNATURE: [400, 'The webhook signature is invalid'],
+  INVALID_PAYLOAD: [400, 'The webhook payload is invalid'],
+} as const satisfies Record<string, readonly [number, string]>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export interface ErrorDetail {
+  path: string;
+  message: string;
+}
+
+/** An error meant for the client: the single error handler turns it into the JSON error body. */
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly statusCode: number;
+  readonly details: ErrorDetail[] | undefined;
+  readonly headers: Record<string, string> | undefined;
+
+  constructor(code: ErrorCode, message?: string, options?: { details?: ErrorDetail[]; headers?: Record<string, string> }) {
+    const [statusCode, fallback] = ERROR_CODES[code];
+    super(message ?? fallback);
+    this.code = code;
+    this.statusCode = statusCode;
+    this.details = options?.details;
+    this.headers = options?.headers;
+  }
+}

@@ -1,0 +1,25 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config, ServiceName } from '../config.ts';
+import type { EventBus } from './bus.ts';
+import type { Database } from './db/database.ts';
+import type { HttpApp } from './http/app.ts';
+
+/** What every service module receives from main. */
+export interface ModuleContext {
+  config: Config;
+  database: Database;
+  bus: EventBus;
+  log: FastifyBaseLogger;
+  internalToken: string;
+}
+
+/**
+ * A service module as main runs it: its HTTP routes and lifecycle. Its migrations are a separate
+ * export (they run before the module is created); its typed interface is its own `api`.
+ */
+export interface ServiceModule {
+  name: ServiceName;
+  registerRoutes(app: HttpApp): Promise<void> | void;
+  start?(): Promise<void>;
+  stop?(): Promise<void>;
+}

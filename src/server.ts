@@ -1,0 +1,144 @@
+import path from 'node:path';
+import cookie from '@fastify/cookie';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { Redis } from 'ioredis';
+import type { Config, ServiceName } from './config.ts';
+import { EventBus } from './platform/bus.ts';
+import { randomToken } from './platform/crypto.ts';
+import { openDatabase } from './platform/db/database.ts';
+import type { Database } from './platform/db/database.ts';
+import { migrateModules } from './platform/db/migrations.ts';
+import type { ModuleMigrations } from './platform/db/migrations.ts';
+import { createHttpApp } from './platform/http/app.ts';
+import type { HttpApp } from './platform/http/app.ts';
+import { installIdentity } from './platform/http/identity.ts';
+import type { ModuleContext, ServiceModule } from './platform/module.ts';
+import { connectRedis } from './platform/redis.ts';
+import { readOrCreateSecret } from './platform/secrets.ts';
+import { installAuthentication } from './gateway/authenticate.ts';
+import { installProxy } from './gateway/proxy.ts';
+import { connectRemoteVerifier } from './gateway/remote-verifier.ts';
+import { authMigrations, createAuthModule } from './services/auth/module.ts';
+import type { AuthModule } from './services/auth/module.ts';
+import { billingMigrations, createBillingModule } from './services/billing/module.ts';
+import { createDevicesModule, devicesMigrations } from './services/devices/module.ts';
+import { createTrackingModule, trackingMigrations } from './services/tracking/module.ts';
+
+/** Migrations of every module, in dependency order (auth at the bottom). */
+export const MODULE_MIGRATIONS: Record<ServiceName, ModuleMigrations> = {
+  auth: authMigrations,
+  devices: devicesMigrations,
+  tracking: trackingMigrations,
+  billing: billingMigrations,
+};
+
+export interface Server {
+  app: HttpApp;
+  config: Config;
+  database: Database | undefined;
+  bus: EventBus;
+  auth: AuthModule | undefined;
+  /** Stops accepting, finishes in-flight requests, then releases modules, Redis and the database. */
+  close(): Promise<void>;
+}
+
+export interface ServerOptions {
+  /** A database opened (and owned) by the caller, e.g. a test's fresh one. */
+  database?: Database;
+}
+
+/** Builds the process SERVICES asks for: any subset of the modules, with or without the gateway. */
+export async function createServer(config: Config, options: ServerOptions = {}): Promise<Server> {
+  const app = createHttpApp({ logLevel: config.logLevel, bodyLimit: config.bodyLimit, trustProxy: config.trustProxy });
+  const internalToken =
+    config.internalToken ?? readOrCreateSecret(path.join(config.dataDir, 'internal-token'), () => randomToken(32));
+  const bus = new EventBus(app.log);
+  const redis: Redis[] = config.redisUrl ? [connectRedis(config.redisUrl), connectRedis(config.redisUrl)] : [];
+  const [publisher, subscriber] = redis;
+  if (publisher && subscriber) await bus.connect(publisher, subscriber);
+
+  const ownsDatabase = !options.database && config.services.length > 0;
+  const database = config.services.length > 0 ? (options.database ?? openDatabase(config.database)) : undefined;
+  const cleanups: (() => Promise<void> | void)[] = [];
+  const modules: ServiceModule[] = [];
+  let auth: AuthModule | undefined;
+
+  try {
+    if (database) {
+      await migrateModules(database, config.services.map((name) => MODULE_MIGRATIONS[name]));
+      const ctx: ModuleContext = { config, database, bus, log: app.log, internalToken };
+      if (config.services.includes('auth')) modules.push((auth = await createAuthModule(ctx)));
+      if (config.services.includes('devices')) modules.push(await createDevicesModule(ctx));
+      if (config.services.includes('tracking')) modules.push(await createTrackingModule(ctx));
+      if (config.services.includes('billing')) modules.push(await createBillingModule(ctx));
+    }
+
+    await app.register(cookie);
+    await registerApiDocs(app, config);
+    if (config.gateway) {
+      if (auth) {
+        installAuthentication(app, auth.api.verifier, internalToken);
+      } else {
+        const remote = await connectRemoteVerifier({
+          authUrl: config.upstreams.auth as string,
+          issuer: config.publicUrl,
+          internalToken,
+          bus,
+          pollRevocations: !config.redisUrl,
+          log: app.log,
+        });
+        cleanups.push(remote.stop);
+        installAuthentication(app, remote.verifier, internalToken);
+      }
+    }
+    installIdentity(app, internalToken);
+    for (const module of modules) await module.registerRoutes(app);
+    const missing = Object.fromEntries(Object.entries(config.upstreams).filter(([name]) => !config.services.includes(name as ServiceName)));
+    if (config.gateway && Object.keys(missing).length > 0) await installProxy(app, missing);
+    await app.ready();
+    for (const module of modules) await module.start?.();
+  } catch (error) {
+    await Promise.allSettled([app.close(), ...redis.map((connection) => connection.quit())]);
+    if (ownsDatabase) await database?.close();
+    throw error;
+  }
+
+  return {
+    app,
+    config,
+    database,
+    bus,
+    auth,
+    async close() {
+      await app.close();
+      for (const module of [...modules].reverse()) await module.stop?.();
+      for (const cleanup of cleanups) await cleanup();
+      await Promise.allSettled(redis.map((connection) => connection.quit()));
+      if (ownsDatabase) await database?.close();
+    },
+  };
+}
+
+async function registerApiDocs(app: HttpApp, config: Config): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Trackstack API',
+        version: '0.1.0',
+        description: 'Auth, devices, tracking and billing behind one gateway. Errors share one body: {statusCode, error, code, message, details?}.',
+      },
+      servers: [{ url: config.publicUrl }],
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+          cookie: { type: 'apiKey', in: 'cookie', name: 'access_token' },
+        },
+      },
+      security: [{ bearer: [] }, { cookie: [] }],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+}

@@ -1,0 +1,13 @@
+/** Domain events the auth module publishes. */
+declare module '../../platform/bus.ts' {
+  interface DomainEvents {
+    /** Sessions whose access tokens must be refused from now on, each until its last token has expired. */
+    'auth.sessions.revoked': { sessions: RevokedSession[] };
+  }
+}
+
+export interface RevokedSession {
+  id: string;
+  /** Epoch milliseconds after which no access token of this session can still be valid. */
+  until: number;
+}

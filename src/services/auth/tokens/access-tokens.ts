@@ -1,0 +1,95 @@
+import { randomUUID } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
+import { SignJWT, jwtVerify } from 'jose';
+import type { RevocationList } from './revocations.ts';
+
+/** Header `typ` of access tokens: temp, reset and verification tokens are opaque and can never pass as one. */
+export const ACCESS_TOKEN_TYPE = 'at+jwt';
+
+export interface AccessTokenSubject {
+  userId: number;
+  email: string;
+  sessionId: string;
+}
+
+export interface VerifiedAccessToken extends AccessTokenSubject {
+  /** Epoch milliseconds. */
+  expiresAt: number;
+}
+
+export class AccessTokenIssuer {
+  private readonly key: KeyObject;
+  private readonly issuer: string;
+  private readonly ttlSeconds: number;
+
+  constructor(key: KeyObject, issuer: string, ttlSeconds: number) {
+    this.key = key;
+    this.issuer = issuer;
+    this.ttlSeconds = ttlSeconds;
+  }
+
+  get ttl(): number {
+    return this.ttlSeconds;
+  }
+
+  issue(subject: AccessTokenSubject): Promise<string> {
+    return new SignJWT({ userId: subject.userId, email: subject.email, sid: subject.sessionId })
+      .setProtectedHeader({ alg: 'EdDSA', typ: ACCESS_TOKEN_TYPE })
+      .setSubject(String(subject.userId))
+      .setIssuer(this.issuer)
+      .setJti(randomUUID())
+      .setIssuedAt()
+      .setExpirationTime(`${this.ttlSeconds}s`)
+      .sign(this.key);
+  }
+}
+
+const MAX_CACHED_TOKENS = 100_000;
+
+/**
+ * Verifies access tokens. A verified token is cached until it expires, so a request costs a map
+ * lookup, not a signature check or a database read; the revocation list is consulted every time,
+ * so a logout wins at once.
+ */
+export class AccessTokenVerifier {
+  private readonly key: KeyObject;
+  private readonly issuer: string;
+  private readonly revocations: RevocationList;
+  private readonly cache = new Map<string, VerifiedAccessToken>();
+
+  constructor(key: KeyObject, issuer: string, revocations: RevocationList) {
+    this.key = key;
+    this.issuer = issuer;
+    this.revocations = revocations;
+  }
+
+  async verify(token: string): Promise<VerifiedAccessToken | null> {
+    const verified = this.cache.get(token) ?? (await this.verifySignature(token));
+    if (!verified) return null;
+    if (verified.expiresAt <= Date.now()) {
+      this.cache.delete(token);
+      return null;
+    }
+    return this.revocations.has(verified.sessionId) ? null : verified;
+  }
+
+  private async verifySignature(token: string): Promise<VerifiedAccessToken | null> {
+    if (token.length > 4096) return null;
+    try {
+      const { payload } = await jwtVerify(token, this.key, {
+        issuer: this.issuer,
+        typ: ACCESS_TOKEN_TYPE,
+        algorithms: ['EdDSA'],
+        requiredClaims: ['exp', 'sid', 'userId'],
+      });
+      const { userId, email, sid, exp } = payload as { userId: unknown; email: unknown; sid: unknown; exp: number };
+      if (!Number.isSafeInteger(userId) || typeof sid !== 'string' || typeof email !== 'string') return null;
+      const verified = { userId: userId as number, email, sessionId: sid, expiresAt: exp * 1000 };
+      if (this.cache.size >= MAX_CACHED_TOKENS) this.cache.delete(this.cache.keys().next().value as string);
+      this.cache.set(token, verified);
+      return verified;
+    } catch {
+      return null;
+    }
+  }
+}
