@@ -3,6 +3,8 @@ declare module '../../platform/bus.ts' {
   interface DomainEvents {
     /** Sessions whose access tokens must be refused from now on, each until its last token has expired. */
     'auth.sessions.revoked': { sessions: RevokedSession[] };
+    /** An account is gone: its owner's data in every module goes with it (subscription records stay). */
+    'auth.user.deleted': { userId: number };
   }
 }
 

@@ -8,11 +8,17 @@ import { AccessTokenIssuer, AccessTokenVerifier } from './tokens/access-tokens.t
 import { followRevocations } from './tokens/revocations.ts';
 import { loadSigningKey } from './tokens/signing-key.ts';
 import type { SigningKey } from './tokens/signing-key.ts';
+import { LocalUserDirectory } from './users/directory.ts';
+import type { UserDirectory } from './users/directory.ts';
+import { UserRepository } from './users/repository.ts';
+import { AccountService } from './users/service.ts';
 
 export { authMigrations } from './migrations/index.ts';
 
 /** What other modules and the gateway may use of the auth module. */
 export interface AuthApi {
+  users: UserDirectory;
+  accounts: AccountService;
   sessions: SessionService;
   accessTokens: AccessTokenIssuer;
   verifier: AccessTokenVerifier;
@@ -29,6 +35,9 @@ export async function createAuthModule(ctx: ModuleContext): Promise<AuthModule> 
   const db = database.db as Kysely<AuthTables>;
   const signingKey = await loadSigningKey(config.jwtPrivateKeyPem, config.dataDir);
   const sessions = new SessionService(new SessionRepository(db), bus, config.ttl);
+  const userRepository = new UserRepository(db);
+  const users = new LocalUserDirectory(userRepository);
+  const accounts = new AccountService(userRepository, sessions, bus);
   const accessTokens = new AccessTokenIssuer(signingKey.privateKey, config.publicUrl, config.ttl.accessToken);
   // Seeded from the database, so a restarted process still refuses tokens of sessions revoked before it started.
   const revocations = followRevocations(bus, await sessions.stillRelevantRevocations());
@@ -36,7 +45,7 @@ export async function createAuthModule(ctx: ModuleContext): Promise<AuthModule> 
 
   return {
     name: 'auth',
-    api: { sessions, accessTokens, signingKey, verifier },
+    api: { users, accounts, sessions, accessTokens, signingKey, verifier },
     registerRoutes(app) {
       registerTokenCoreRoutes(app, { database, signingKey, sessions });
     },

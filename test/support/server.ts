@@ -1,0 +1,61 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../../src/config.ts';
+import { createServer } from '../../src/server.ts';
+import type { Server } from '../../src/server.ts';
+import type { TestEngine } from './engines.ts';
+
+export const TEST_INTERNAL_TOKEN = 'test-internal-token-0123456789abcdef';
+
+export interface TestServer extends Server {
+  dataDir: string;
+  /** Creates a verified user and a session, and returns its bearer token. */
+  login(user: { email: string; administrator?: boolean; password?: string }): Promise<TestLogin>;
+  dispose(): Promise<void>;
+}
+
+export interface TestLogin {
+  userId: number;
+  sessionId: string;
+  token: string;
+  authorization: { authorization: string };
+}
+
+/** The all-in-one server on a fresh database of the engine, configured as from the environment. */
+export async function startTestServer(engine: TestEngine, env: Record<string, string> = {}): Promise<TestServer> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'trackstack-test-'));
+  const testDatabase = await engine.createDatabase();
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    DATABASE_URL: testDatabase.url,
+    LOG_LEVEL: 'silent',
+    INTERNAL_TOKEN: TEST_INTERNAL_TOKEN,
+    OSMAND_PORT: '0',
+    GT06_PORT: '0',
+    TELTONIKA_PORT: '0',
+    H02_PORT: '0',
+    ...env,
+  });
+  const server = await createServer(config, { database: testDatabase.database });
+  return {
+    ...server,
+    dataDir,
+    async login(user) {
+      const auth = server.auth;
+      if (!auth) throw new Error('the auth module is not running');
+      const existing = await auth.api.users.findByEmail(user.email);
+      const userId =
+        existing?.id ??
+        (await auth.api.accounts.create({ email: user.email, password: user.password, administrator: user.administrator, emailVerified: true })).id;
+      const sessionId = await auth.api.sessions.start({ userId });
+      const token = await auth.api.accessTokens.issue({ userId, email: user.email.toLowerCase(), sessionId });
+      return { userId, sessionId, token, authorization: { authorization: `Bearer ${token}` } };
+    },
+    async dispose() {
+      await server.close();
+      await testDatabase.dispose();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
