@@ -27,6 +27,8 @@ export interface HttpAppOptions {
   logLevel: string;
   bodyLimit: number;
   trustProxy: string | undefined;
+  /** Where log lines go; standard output when absent. */
+  logStream?: NodeJS.WritableStream;
 }
 
 const REQUEST_ID = /^[\w.:-]{1,64}$/;
@@ -51,6 +53,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const app = Fastify({
     logger: {
       level: options.logLevel,
+      ...(options.logStream ? { stream: options.logStream } : {}),
       redact: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["x-internal-token"]'],
       serializers: {
         req: (request) => ({

@@ -1,0 +1,117 @@
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { describe, it } from 'node:test';
+import { ConfigError, loadConfig } from '../src/config.ts';
+
+function failure(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    assert.ok(error instanceof ConfigError, `expected a ConfigError, got ${String(error)}`);
+    return error;
+  }
+  assert.fail(`expected ${JSON.stringify(env)} to be refused`);
+}
+
+describe('config', () => {
+  it('gives the embedded single-node defaults', () => {
+    const config = loadConfig({});
+    assert.equal(config.port, 8080);
+    assert.equal(config.host, '127.0.0.1');
+    assert.equal(config.dataDir, path.resolve('data'));
+    assert.deepEqual(config.database, { engine: 'sqlite', file: path.resolve('data/trackstack.db') });
+    assert.deepEqual(config.services, ['auth', 'devices', 'tracking', 'billing']);
+    assert.equal(config.gateway, true);
+    assert.equal(config.publicUrl, 'http://localhost:8080');
+    assert.equal(config.webUrl, 'http://localhost:8080');
+    assert.equal(config.appScheme, 'trackstack');
+    assert.equal(config.ttl.accessToken, 3600);
+    assert.equal(config.ttl.refreshToken, 2_592_000);
+    assert.equal(config.ttl.twoFactorTempToken, 300);
+    assert.equal(config.ttl.totpSetup, 600);
+    assert.equal(config.rateLimits, true);
+    assert.equal(config.registrationEnabled, true);
+    assert.deepEqual(config.devicePorts, { osmand: 5055, gt06: 5023, teltonika: 5027, h02: 5013 });
+    assert.equal(config.statusTimeout, 600);
+    assert.equal(config.apple.environment, 'Production');
+    assert.equal(config.redisUrl, undefined);
+  });
+
+  it('accepts every DATABASE_URL form', () => {
+    const cases: [string, unknown][] = [
+      ['sqlite:data/x.db', { engine: 'sqlite', file: path.resolve('data/x.db') }],
+      ['sqlite:/tmp/abs.db', { engine: 'sqlite', file: '/tmp/abs.db' }],
+      ['sqlite:///tmp/abs.db', { engine: 'sqlite', file: '/tmp/abs.db' }],
+      ['sqlite::memory:', { engine: 'sqlite', file: ':memory:' }],
+      ['postgres://u:p@db:5432/app', { engine: 'postgres', url: 'postgres://u:p@db:5432/app' }],
+      ['postgresql://db/app?sslmode=require', { engine: 'postgres', url: 'postgresql://db/app?sslmode=require' }],
+    ];
+    for (const [url, expected] of cases) assert.deepEqual(loadConfig({ DATABASE_URL: url }).database, expected, url);
+  });
+
+  it('derives dependent defaults', () => {
+    const config = loadConfig({ PORT: '9000', OIDC_GOOGLE_CLIENT_ID: 'client-1', PUBLIC_URL: 'https://api.example.com/' });
+    assert.equal(config.publicUrl, 'https://api.example.com');
+    assert.equal(config.webUrl, 'https://api.example.com');
+    assert.deepEqual(config.oidc.google.audiences, ['client-1']);
+    assert.deepEqual(loadConfig({ PORT: '9000' }).publicUrl, 'http://localhost:9000');
+  });
+
+  it('parses the services subset and requires upstreams for a gateway without them', () => {
+    const split = loadConfig({ SERVICES: 'auth, devices' });
+    assert.deepEqual(split.services, ['auth', 'devices']);
+    assert.equal(split.gateway, false);
+    assert.equal(failure({ SERVICES: 'gateway,auth' }).variable, 'DEVICES_URL');
+    const gateway = loadConfig({
+      SERVICES: 'gateway',
+      AUTH_URL: 'http://a:1',
+      DEVICES_URL: 'http://d:2/',
+      TRACKING_URL: 'http://t:3',
+      BILLING_URL: 'http://b:4',
+    });
+    assert.deepEqual(gateway.services, []);
+    assert.equal(gateway.upstreams.devices, 'http://d:2');
+  });
+
+  it('names the variable and the problem for every bad value', () => {
+    const cases: [Record<string, string>, string, RegExp][] = [
+      [{ PORT: 'abc' }, 'PORT', /whole number/],
+      [{ PORT: '70000' }, 'PORT', /between 0 and 65535/],
+      [{ DATABASE_URL: 'ftp://x' }, 'DATABASE_URL', /expected sqlite/],
+      [{ DATABASE_URL: 'sqlite:' }, 'DATABASE_URL', /file path/],
+      [{ REDIS_URL: 'http://x' }, 'REDIS_URL', /redis/],
+      [{ SERVICES: 'auth,mail' }, 'SERVICES', /unknown service 'mail'/],
+      [{ JWT_PRIVATE_KEY: '/nonexistent/key.pem' }, 'JWT_PRIVATE_KEY', /cannot read file/],
+      [{ APPLE_ROOT_CERTS: '/nonexistent/root.cer' }, 'APPLE_ROOT_CERTS', /cannot read file/],
+      [{ RATE_LIMITS: 'maybe' }, 'RATE_LIMITS', /on, off/],
+      [{ REGISTRATION_ENABLED: 'perhaps' }, 'REGISTRATION_ENABLED', /true or false/],
+      [{ ACCESS_TOKEN_TTL: '0' }, 'ACCESS_TOKEN_TTL', /between/],
+      [{ PUBLIC_URL: 'not a url' }, 'PUBLIC_URL', /not a valid URL/],
+      [{ INTERNAL_TOKEN: 'short' }, 'INTERNAL_TOKEN', /at least 32/],
+      [{ ADMIN_EMAIL: 'a@b.c' }, 'ADMIN_PASSWORD', /required/],
+      [{ APP_SCHEME: 'my app' }, 'APP_SCHEME', /URI scheme/],
+      [{ APPLE_ENVIRONMENT: 'Staging' }, 'APPLE_ENVIRONMENT', /Production/],
+      [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL', /info/],
+    ];
+    for (const [env, variable, problem] of cases) {
+      const error = failure(env);
+      assert.equal(error.variable, variable, JSON.stringify(env));
+      assert.match(error.message, problem, JSON.stringify(env));
+      assert.ok(error.message.startsWith(`${variable}: `));
+    }
+  });
+
+  it('stops the process with one line naming the variable', () => {
+    const result = spawnSync(process.execPath, [path.resolve('src/main.ts')], {
+      env: { PATH: process.env.PATH, PORT: 'abc' },
+      encoding: 'utf8',
+      cwd: path.resolve('test'),
+      timeout: 20_000,
+    });
+    assert.equal(result.status, 1);
+    assert.equal(result.stdout, '');
+    assert.equal(result.stderr.trim().split('\n').length, 1);
+    assert.equal(result.stderr.trim(), "Configuration error: PORT: expected a whole number, got 'abc'");
+  });
+});

@@ -1,0 +1,67 @@
+import assert from 'node:assert/strict';
+import type { ConnectionState, DecodedMessage, TcpProtocol } from '../../../../src/services/tracking/protocols/types.ts';
+import { ProtocolError } from '../../../../src/services/tracking/protocols/types.ts';
+
+export const NOW = new Date('2024-01-02T03:04:05Z');
+
+export function hex(text: string): Buffer {
+  return Buffer.from(text, 'hex');
+}
+
+export function assertWellFormed(message: DecodedMessage): void {
+  for (const position of message.positions) {
+    assert.ok(Number.isFinite(position.latitude) && Math.abs(position.latitude) <= 90, 'latitude in range');
+    assert.ok(Number.isFinite(position.longitude) && Math.abs(position.longitude) <= 180, 'longitude in range');
+    assert.ok(!Number.isNaN(position.fixTime.getTime()), 'fix time is a date');
+    assert.ok(position.deviceTime === null || !Number.isNaN(position.deviceTime.getTime()), 'device time');
+    for (const value of [position.speed, position.course, position.altitude, position.accuracy]) {
+      assert.ok(Number.isFinite(value), 'finite motion fields');
+    }
+  }
+  for (const status of message.statuses) {
+    assert.ok(status.deviceTime === null || !Number.isNaN(status.deviceTime.getTime()), 'status device time');
+  }
+}
+
+// Feeds bytes through splitFrames and decode the way a connection handler would; only ProtocolError may escape.
+export function decodeStream(protocol: TcpProtocol, bytes: Uint8Array, state: ConnectionState = {}): DecodedMessage[] {
+  const messages: DecodedMessage[] = [];
+  try {
+    const { frames, consumed } = protocol.splitFrames(Buffer.from(bytes), state);
+    assert.ok(consumed >= 0 && consumed <= bytes.length, 'consumed within buffer');
+    for (const frame of frames) {
+      try {
+        const message = protocol.decode(frame, state, NOW);
+        assertWellFormed(message);
+        messages.push(message);
+      } catch (error) {
+        if (!(error instanceof ProtocolError)) {
+          throw error;
+        }
+      }
+    }
+  } catch (error) {
+    if (!(error instanceof ProtocolError)) {
+      throw error;
+    }
+  }
+  return messages;
+}
+
+// Splits a stream delivered in the given chunks, keeping unconsumed bytes for the next read.
+export function splitChunks(protocol: TcpProtocol, chunks: Buffer[], state: ConnectionState = {}): Buffer[] {
+  const frames: Buffer[] = [];
+  let pending = Buffer.alloc(0);
+  for (const chunk of chunks) {
+    pending = Buffer.concat([pending, chunk]);
+    const result = protocol.splitFrames(pending, state);
+    frames.push(...result.frames.map((frame) => Buffer.from(frame)));
+    pending = pending.subarray(result.consumed);
+  }
+  assert.equal(pending.length, 0, 'no bytes left over');
+  return frames;
+}
+
+export function roundTo(value: number, digits: number): number {
+  return Number(value.toFixed(digits));
+}
