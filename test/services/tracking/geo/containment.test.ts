@@ -15,6 +15,7 @@ import {
   hotSpot,
   initialBearing,
   near,
+  queryPointNear,
   wrapLon,
 } from './geo-arbitraries.ts';
 
@@ -365,7 +366,7 @@ describe('areaBounds', () => {
     fc.assert(
       fc.property(
         hotSpot.chain((spot) =>
-          fc.tuple(geofenceNear(spot), fc.array(near(spot, 3), { minLength: 20, maxLength: 20 })),
+          fc.tuple(geofenceNear(spot), fc.array(queryPointNear(spot), { minLength: 20, maxLength: 20 })),
         ),
         ([{ area, polylineDistance }, points]) => {
           const bounds = areaBounds(area, polylineDistance);

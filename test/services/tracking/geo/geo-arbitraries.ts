@@ -101,6 +101,23 @@ export function near(center: LatLon, spread: number): fc.Arbitrary<LatLon> {
     }));
 }
 
+/** Query points around a hot spot, plus exact edge cases: both sides of the antimeridian and the poles. */
+export function queryPointNear(center: LatLon): fc.Arbitrary<LatLon> {
+  return fc.oneof(
+    { weight: 4, arbitrary: near(center, 3) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom<LatLon>(
+        { lat: center.lat, lon: 180 },
+        { lat: center.lat, lon: -180 },
+        { lat: 90, lon: 0 },
+        { lat: -90, lon: 45 },
+        center,
+      ),
+    },
+  );
+}
+
 export type Geofence = { area: Area; polylineDistance: number };
 
 /** A ring at one latitude going once around the globe, which encloses the nearer pole. */

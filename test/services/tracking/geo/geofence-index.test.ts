@@ -6,7 +6,7 @@ import type { LatLon } from '../../../../src/services/tracking/geo/area.ts';
 import { parseArea } from '../../../../src/services/tracking/geo/area-text.ts';
 import { areaContains } from '../../../../src/services/tracking/geo/containment.ts';
 import { GeofenceIndex } from '../../../../src/services/tracking/geo/geofence-index.ts';
-import { geofenceNear, hotSpot, near } from './geo-arbitraries.ts';
+import { geofenceNear, hotSpot, queryPointNear } from './geo-arbitraries.ts';
 import type { Geofence } from './geo-arbitraries.ts';
 
 function bruteForce(geofences: Map<number, Geofence>, point: LatLon): number[] {
@@ -72,7 +72,7 @@ describe('GeofenceIndex', () => {
       { weight: 3, arbitrary: fc.record({ add: fc.nat({ max: 40 }), geofence: hotSpot.chain(geofenceNear) }) },
       { weight: 1, arbitrary: fc.record({ remove: fc.nat({ max: 40 }) }) },
     );
-    const points = fc.array(hotSpot.chain((spot) => near(spot, 3)), { minLength: 1, maxLength: 40 });
+    const points = fc.array(hotSpot.chain(queryPointNear), { minLength: 1, maxLength: 40 });
     fc.assert(
       fc.property(fc.array(operation, { maxLength: 80 }), points, (operations, queries) => {
         const index = new GeofenceIndex();
