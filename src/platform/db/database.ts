@@ -51,8 +51,10 @@ function openPostgres(url: string): Database {
         oid === INT8_OID || oid === NUMERIC_OID ? Number : pg.types.getTypeParser(oid, format as 'text'),
     },
   });
-  // An idle client losing its server must not crash the process; the next query reports it.
+  // A client losing its server must not crash the process, idle or checked out: the query in
+  // flight (or the next ping) reports the failure.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely({ dialect: new PostgresDialect({ pool }) });
   return wrap(db, 'postgres');
 }

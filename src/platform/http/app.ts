@@ -80,6 +80,15 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     reply.header('x-request-id', request.id);
   });
 
+  // While closing, answers still in flight end their keep-alive connection, so close() need not wait for it to idle out.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onSend', async (_request, reply) => {
+    if (closing) reply.header('connection', 'close');
+  });
+
   app.setNotFoundHandler((request, reply) => {
     reply.code(404).send(errorBody(404, 'NOT_FOUND', `Route ${request.method} ${request.url.split('?')[0]} not found`));
   });

@@ -1,0 +1,84 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { loadConfig } from '../../src/config.ts';
+import { createServer } from '../../src/server.ts';
+import type { Server } from '../../src/server.ts';
+import { testEngines } from '../support/engines.ts';
+import type { TestDatabase } from '../support/engines.ts';
+import { TEST_INTERNAL_TOKEN } from '../support/server.ts';
+
+const redisUrl = process.env.TEST_REDIS_URL;
+
+/** Polls until `check` holds; pub/sub delivery to the other instance takes a moment, not a request. */
+async function eventually(check: () => Promise<boolean>, what: string): Promise<void> {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  assert.fail(what);
+}
+
+for (const engine of testEngines()) {
+  describe(`two instances sharing revocations through Redis [${engine.name}]`, { skip: redisUrl ? false : 'needs TEST_REDIS_URL' }, () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'trackstack-multi-'));
+    let testDatabase: TestDatabase | undefined;
+    let first: Server;
+    let second: Server;
+
+    before(async () => {
+      let databaseUrl = `sqlite:${path.join(dataDir, 'shared.db')}`;
+      if (engine.name === 'postgres') {
+        testDatabase = await engine.createDatabase();
+        databaseUrl = testDatabase.url;
+      }
+      const env = {
+        DATA_DIR: dataDir,
+        DATABASE_URL: databaseUrl,
+        REDIS_URL: redisUrl!,
+        LOG_LEVEL: 'silent',
+        INTERNAL_TOKEN: TEST_INTERNAL_TOKEN,
+      };
+      first = await createServer(loadConfig(env));
+      second = await createServer(loadConfig(env));
+    });
+    after(async () => {
+      await first?.close();
+      await second?.close();
+      await testDatabase?.dispose();
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+
+    it('a session revoked on one instance is refused by the other', async () => {
+      const user = await first.auth!.api.accounts.create({ email: `multi-${Date.now()}@example.com`, emailVerified: true });
+      const sessionId = await first.auth!.api.sessions.start({ userId: user.id });
+      const token = await first.auth!.api.accessTokens.issue({ userId: user.id, email: user.email, sessionId });
+      const headers = { authorization: `Bearer ${token}` };
+      // Both instances share DATA_DIR, hence the signing key: a token from one passes on the other.
+      assert.ok(await second.auth!.api.verifier.verify(token));
+      const before = await second.app.inject({ url: '/api/devices/unknown-route', headers });
+      assert.equal(before.statusCode, 404, 'authenticated: the request reaches routing');
+
+      await first.auth!.api.sessions.revoke(sessionId);
+      assert.equal(await first.auth!.api.verifier.verify(token), null, 'the revoking instance refuses at once');
+      await eventually(async () => (await second.auth!.api.verifier.verify(token)) === null, 'the other instance refuses it');
+      const afterRevocation = await second.app.inject({ url: '/api/devices/unknown-route', headers });
+      assert.equal(afterRevocation.statusCode, 401);
+    });
+
+    it('a process started after the revocation refuses the token too', async () => {
+      const user = await first.auth!.api.accounts.create({ email: `late-${Date.now()}@example.com`, emailVerified: true });
+      const sessionId = await first.auth!.api.sessions.start({ userId: user.id });
+      const token = await first.auth!.api.accessTokens.issue({ userId: user.id, email: user.email, sessionId });
+      await first.auth!.api.sessions.revoke(sessionId);
+      const third = await createServer(second.config);
+      try {
+        assert.equal(await third.auth!.api.verifier.verify(token), null);
+      } finally {
+        await third.close();
+      }
+    });
+  });
+}
