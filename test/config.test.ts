@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.ts';
@@ -113,5 +115,30 @@ describe('config', () => {
     assert.equal(result.stdout, '');
     assert.equal(result.stderr.trim().split('\n').length, 1);
     assert.equal(result.stderr.trim(), "Configuration error: PORT: expected a whole number, got 'abc'");
+  });
+
+  it('reads .env from the working directory when present', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'trackstack-env-'));
+    try {
+      writeFileSync(path.join(dir, '.env'), 'DATABASE_URL=ftp://from-dotenv\n');
+      const result = spawnSync(process.execPath, [path.resolve('src/main.ts')], {
+        env: { PATH: process.env.PATH },
+        encoding: 'utf8',
+        cwd: dir,
+        timeout: 20_000,
+      });
+      assert.equal(result.status, 1);
+      assert.match(result.stderr, /^Configuration error: DATABASE_URL: /);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('documents every variable in .env.example', () => {
+    const source = readFileSync(path.resolve('src/config.ts'), 'utf8');
+    const example = readFileSync(path.resolve('.env.example'), 'utf8');
+    const variables = new Set([...source.matchAll(/\(\s*'([A-Z][A-Z0-9_]+)'/g)].map((match) => match[1]!));
+    assert.ok(variables.size > 40);
+    for (const variable of variables) assert.match(example, new RegExp(`^# ${variable}=`, 'm'), variable);
   });
 });
