@@ -13,9 +13,13 @@ export interface RunningProcess {
 
 const MAIN = path.resolve(import.meta.dirname, '../../src/main.ts');
 
-/** Starts `npm start`'s entry point as a real process and waits until it has printed where it listens. */
-export async function startProcess(env: Record<string, string>, timeoutMs = 30_000): Promise<RunningProcess> {
-  const child = spawn(process.execPath, [MAIN], {
+/**
+ * Starts `npm start`'s entry point (or another script that prints the same `API  <url>/api` line)
+ * as a real process and waits until it has printed where it listens.
+ */
+export async function startProcess(env: Record<string, string>, options: { script?: string; timeoutMs?: number } = {}): Promise<RunningProcess> {
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const child = spawn(process.execPath, [options.script ?? MAIN], {
     env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,0 +1,46 @@
+import autocannon from 'autocannon';
+
+export interface Throughput {
+  requestsPerSecond: number;
+  non2xx: number;
+  errors: number;
+}
+
+/** Load from this process (separate from the server's): average requests/s over the run. */
+export async function measureThroughput(options: {
+  url: string;
+  headers?: Record<string, string>;
+  method?: 'GET' | 'POST' | 'HEAD';
+  body?: string;
+  connections?: number;
+  seconds?: number;
+}): Promise<Throughput> {
+  const result = await autocannon({
+    url: options.url,
+    method: options.method ?? 'GET',
+    headers: options.headers,
+    body: options.body,
+    connections: options.connections ?? 50,
+    duration: options.seconds ?? Number(process.env.BENCH_SECONDS ?? 8),
+  });
+  return { requestsPerSecond: result.requests.average, non2xx: result.non2xx, errors: result.errors };
+}
+
+/** Runs the pair alternately, `rounds` times, and keeps each side's best run: the machine is shared and noisy. */
+export async function comparePair(
+  rounds: number,
+  baseline: () => Promise<Throughput>,
+  candidate: () => Promise<Throughput>,
+): Promise<{ baseline: Throughput; candidate: Throughput; ratio: number }> {
+  let best: { baseline?: Throughput; candidate?: Throughput } = {};
+  for (let round = 0; round < rounds; round++) {
+    const a = await baseline();
+    const b = await candidate();
+    best = {
+      baseline: !best.baseline || a.requestsPerSecond > best.baseline.requestsPerSecond ? a : best.baseline,
+      candidate: !best.candidate || b.requestsPerSecond > best.candidate.requestsPerSecond ? b : best.candidate,
+    };
+  }
+  const { baseline: a, candidate: b } = best as { baseline: Throughput; candidate: Throughput };
+  return { baseline: a, candidate: b, ratio: b.requestsPerSecond / a.requestsPerSecond };
+}

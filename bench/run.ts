@@ -1,0 +1,74 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { request } from 'undici';
+import { startProcess } from '../test/support/processes.ts';
+import type { RunningProcess } from '../test/support/processes.ts';
+import { comparePair, measureThroughput } from './measure.ts';
+
+/**
+ * `npm run bench`: every figure is a ratio against a baseline measured in the same run, on the
+ * same machine, because this machine is shared and noisy. Servers run as their own processes;
+ * the load comes from this one.
+ */
+const ADMIN = { email: 'bench-admin@example.com', password: 'Bench-Password-1' };
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+
+interface Figure {
+  name: string;
+  value: string;
+}
+
+async function login(baseUrl: string): Promise<string> {
+  const response = await request(`${baseUrl}/api/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(ADMIN),
+  });
+  const body = (await response.body.json()) as { accessToken?: string };
+  if (response.statusCode !== 200 || !body.accessToken) throw new Error(`bench login failed: ${response.statusCode} ${JSON.stringify(body)}`);
+  return body.accessToken;
+}
+
+async function benchGateway(baseline: RunningProcess, app: RunningProcess, token: string): Promise<Figure[]> {
+  const { baseline: a, candidate: b, ratio } = await comparePair(
+    ROUNDS,
+    () => measureThroughput({ url: `${baseline.url}/json` }),
+    () => measureThroughput({ url: `${app.url}/api/devices/`, headers: { authorization: `Bearer ${token}` } }),
+  );
+  if (b.non2xx > 0 || b.errors > 0) throw new Error(`GET /api/devices/ failed during the run: ${b.non2xx} non-2xx, ${b.errors} errors`);
+  return [
+    { name: '(a) bare Fastify JSON route', value: `${a.requestsPerSecond.toFixed(0)} req/s` },
+    { name: '(b) GET /api/devices/ through the gateway, bearer', value: `${b.requestsPerSecond.toFixed(0)} req/s` },
+    { name: 'ratio b/a (target >= 0.5)', value: ratio.toFixed(2) },
+  ];
+}
+
+const dataDir = mkdtempSync(path.join(tmpdir(), 'trackstack-bench-'));
+const processes: RunningProcess[] = [];
+try {
+  const baseline = await startProcess({}, { script: path.resolve(import.meta.dirname, 'baseline-server.ts') });
+  processes.push(baseline);
+  const app = await startProcess({
+    DATA_DIR: dataDir,
+    RATE_LIMITS: 'off',
+    LOG_LEVEL: 'warn',
+    ADMIN_EMAIL: ADMIN.email,
+    ADMIN_PASSWORD: ADMIN.password,
+    OSMAND_PORT: '0',
+    GT06_PORT: '0',
+    TELTONIKA_PORT: '0',
+    H02_PORT: '0',
+  });
+  processes.push(app);
+  const token = await login(app.url);
+
+  const sections: [string, () => Promise<Figure[]>][] = [['Gateway', () => benchGateway(baseline, app, token)]];
+  for (const [title, run] of sections) {
+    console.log(`\n${title}`);
+    for (const figure of await run()) console.log(`  ${figure.name.padEnd(56)} ${figure.value}`);
+  }
+} finally {
+  await Promise.all(processes.map((running) => running.stop()));
+  rmSync(dataDir, { recursive: true, force: true });
+}
