@@ -65,3 +65,11 @@ export function splitChunks(protocol: TcpProtocol, chunks: Buffer[], state: Conn
 export function roundTo(value: number, digits: number): number {
   return Number(value.toFixed(digits));
 }
+
+// Coordinates agree to 5 decimals (1e-5 degrees, about a metre), the tolerance Traccar's tests use.
+export function assertCoordinates(
+  position: { latitude: number; longitude: number }, latitude: number, longitude: number,
+): void {
+  assert.ok(Math.abs(position.latitude - latitude) <= 1e-5, `latitude ${position.latitude} != ${latitude}`);
+  assert.ok(Math.abs(position.longitude - longitude) <= 1e-5, `longitude ${position.longitude} != ${longitude}`);
+}
