@@ -33,6 +33,10 @@ export interface Config {
   webUrl: string;
   appScheme: string;
   jwtPrivateKeyPem: string | undefined;
+  /** Secret from which auth derives the key encrypting TOTP secrets at rest; unset → generated in DATA_DIR. */
+  totpEncryptionKey: string | undefined;
+  /** Product name shown in mails and authenticator apps. */
+  appName: string;
   trustProxy: string | undefined;
   bodyLimit: number;
   rateLimits: boolean;
@@ -70,6 +74,8 @@ export interface Config {
     bundleId: string | undefined;
     appAppleId: number | undefined;
     environment: 'Production' | 'Sandbox' | 'Xcode' | 'LocalTesting';
+    /** OCSP revocation checks and certificate validity at the current time; turned off only by tests. */
+    onlineChecks: boolean;
   };
   google: {
     pubsubAudience: string | undefined;
@@ -124,6 +130,8 @@ export function loadConfig(env: Env = process.env): Config {
     webUrl,
     appScheme: read.matching('APP_SCHEME', 'trackstack', /^[a-z][a-z0-9+.-]*$/i, 'a URI scheme such as myapp'),
     jwtPrivateKeyPem: read.pem('JWT_PRIVATE_KEY'),
+    totpEncryptionKey: read.secret('TOTP_ENCRYPTION_KEY', 32),
+    appName: read.string('APP_NAME', 'Trackstack'),
     trustProxy: read.optional('TRUST_PROXY'),
     bodyLimit: read.int('BODY_LIMIT', 1_048_576, 1024, 100 * 1_048_576),
     rateLimits: read.oneOf('RATE_LIMITS', 'on', ['on', 'off']) === 'on',
@@ -169,6 +177,7 @@ export function loadConfig(env: Env = process.env): Config {
       bundleId: read.optional('APPLE_BUNDLE_ID'),
       appAppleId: read.optionalInt('APPLE_APP_APPLE_ID'),
       environment: read.oneOf('APPLE_ENVIRONMENT', 'Production', ['Production', 'Sandbox', 'Xcode', 'LocalTesting']),
+      onlineChecks: read.bool('APPLE_ONLINE_CHECKS', true),
     },
     google: {
       pubsubAudience: read.optional('GOOGLE_PUBSUB_AUDIENCE'),

@@ -21,8 +21,11 @@ import { installProxy } from './gateway/proxy.ts';
 import { connectRemoteVerifier } from './gateway/remote-verifier.ts';
 import { authMigrations, createAuthModule } from './services/auth/module.ts';
 import type { AuthModule } from './services/auth/module.ts';
+import type { UserDirectory } from './services/auth/users/directory.ts';
+import { RemoteUserDirectory } from './services/auth/users/remote-directory.ts';
 import { billingMigrations, createBillingModule } from './services/billing/module.ts';
 import { createDevicesModule, devicesMigrations } from './services/devices/module.ts';
+import type { DevicesModule } from './services/devices/module.ts';
 import { createTrackingModule, trackingMigrations } from './services/tracking/module.ts';
 
 /** Migrations of every module, in dependency order (auth at the bottom). */
@@ -69,9 +72,11 @@ export async function createServer(config: Config, options: ServerOptions = {}):
       await migrateModules(database, config.services.map((name) => MODULE_MIGRATIONS[name]));
       const ctx: ModuleContext = { config, database, bus, log: app.log, internalToken };
       if (config.services.includes('auth')) modules.push((auth = await createAuthModule(ctx)));
-      if (config.services.includes('devices')) modules.push(await createDevicesModule(ctx));
-      if (config.services.includes('tracking')) modules.push(await createTrackingModule(ctx));
-      if (config.services.includes('billing')) modules.push(await createBillingModule(ctx));
+      const users = auth?.api.users ?? remoteUsers(config, internalToken, cleanups);
+      let devices: DevicesModule | undefined;
+      if (config.services.includes('devices')) modules.push((devices = await createDevicesModule(ctx, { users })));
+      if (config.services.includes('tracking')) modules.push(await createTrackingModule(ctx, { devices: devices?.api, users }));
+      if (config.services.includes('billing')) modules.push(await createBillingModule(ctx, { users }));
     }
 
     await app.register(cookie);
@@ -118,6 +123,14 @@ export async function createServer(config: Config, options: ServerOptions = {}):
       if (ownsDatabase) await database?.close();
     },
   };
+}
+
+/** In a process without the auth module, users are looked up over HTTP at AUTH_URL. */
+function remoteUsers(config: Config, internalToken: string, cleanups: (() => Promise<void> | void)[]): UserDirectory | undefined {
+  if (!config.upstreams.auth) return undefined;
+  const directory = new RemoteUserDirectory({ authUrl: config.upstreams.auth, internalToken });
+  cleanups.push(() => directory.close());
+  return directory;
 }
 
 async function registerApiDocs(app: HttpApp, config: Config): Promise<void> {

@@ -3,15 +3,19 @@ import { ConfigError, SERVICE_NAMES, loadConfig } from '../config.ts';
 import { openDatabase } from '../platform/db/database.ts';
 import { migrateModules } from '../platform/db/migrations.ts';
 import { MODULE_MIGRATIONS } from '../server.ts';
+import { runUserCommand, USER_USAGE } from '../services/auth/cli.ts';
+import { CLAIM_TOKENS_USAGE, runClaimTokensCommand } from '../services/devices/claim-tokens/cli.ts';
 
 const USAGE = `Usage: npm run cli -- <command>
 
 Commands:
-  migrate    apply every module's pending migrations to DATABASE_URL`;
+  migrate    apply every module's pending migrations to DATABASE_URL
+${USER_USAGE}
+${CLAIM_TOKENS_USAGE}`;
 
 if (existsSync('.env')) process.loadEnvFile('.env');
 
-const [command] = process.argv.slice(2);
+const [command, ...args] = process.argv.slice(2);
 try {
   const config = loadConfig();
   switch (command) {
@@ -25,6 +29,15 @@ try {
       }
       break;
     }
+    case 'user': {
+      const result = await runUserCommand(config, args);
+      (result.exitCode === 0 ? console.log : console.error)(result.output);
+      process.exitCode = result.exitCode;
+      break;
+    }
+    case 'claim-tokens':
+      process.exitCode = await runClaimTokensCommand(args, config);
+      break;
     default:
       console.error(USAGE);
       process.exitCode = command === undefined || command === 'help' ? 0 : 1;

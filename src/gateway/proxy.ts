@@ -11,14 +11,14 @@ import { ownerOf, pathOf } from './routing.ts';
 export async function installProxy(app: HttpApp, upstreams: Partial<Record<ServiceName, string>>): Promise<void> {
   await app.register(replyFrom, { undici: { connections: 128, pipelining: 1, keepAliveTimeout: 30_000 } });
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', (_request, _payload, done) => done(null));
+  // The body stays the raw stream, which reply-from pipes to the upstream as it is.
+  app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
 
   app.all('/*', { schema: { hide: true } }, (request, reply) => {
     const service = ownerOf(pathOf(request.url));
     const upstream = service ? upstreams[service] : undefined;
     if (!upstream) throw new AppError('NOT_FOUND', `Route ${request.method} ${pathOf(request.url)} not found`);
     return reply.from(`${upstream}${request.url}`, {
-      body: request.raw,
       onError: (failedReply, { error }) => {
         request.log.warn({ err: error, upstream: service }, 'upstream failed');
         failedReply.send(new AppError('UPSTREAM_UNAVAILABLE'));

@@ -58,13 +58,13 @@ for (const engine of testEngines()) {
       const headers = { authorization: `Bearer ${token}` };
       // Both instances share DATA_DIR, hence the signing key: a token from one passes on the other.
       assert.ok(await second.auth!.api.verifier.verify(token));
-      const before = await second.app.inject({ url: '/api/devices/unknown-route', headers });
-      assert.equal(before.statusCode, 404, 'authenticated: the request reaches routing');
+      const before = await second.app.inject({ url: '/api/devices/', headers });
+      assert.equal(before.statusCode, 200);
 
       await first.auth!.api.sessions.revoke(sessionId);
       assert.equal(await first.auth!.api.verifier.verify(token), null, 'the revoking instance refuses at once');
       await eventually(async () => (await second.auth!.api.verifier.verify(token)) === null, 'the other instance refuses it');
-      const afterRevocation = await second.app.inject({ url: '/api/devices/unknown-route', headers });
+      const afterRevocation = await second.app.inject({ url: '/api/devices/', headers });
       assert.equal(afterRevocation.statusCode, 401);
     });
 

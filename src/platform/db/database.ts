@@ -35,8 +35,33 @@ function openSqlite(file: string): Database {
   connection.pragma('synchronous = NORMAL');
   connection.pragma('foreign_keys = ON');
   connection.pragma('busy_timeout = 5000');
-  const db = new Kysely({ dialect: new SqliteDialect({ database: connection }) });
+  const db = new Kysely({ dialect: new SqliteDialect({ database: withStatementCache(connection) }) });
   return wrap(db, 'sqlite');
+}
+
+const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * Kysely prepares every query anew; on better-sqlite3 preparing costs more than running a small
+ * query, so prepared statements are kept by SQL text (least recently used dropped first). Reuse
+ * is safe because Kysely runs one query at a time on this single connection.
+ */
+function withStatementCache(connection: SqliteDatabase.Database) {
+  const statements = new Map<string, SqliteDatabase.Statement>();
+  return {
+    close: () => connection.close(),
+    prepare(sqlText: string) {
+      let statement = statements.get(sqlText);
+      if (statement) {
+        statements.delete(sqlText);
+      } else {
+        statement = connection.prepare(sqlText);
+        if (statements.size >= STATEMENT_CACHE_SIZE) statements.delete(statements.keys().next().value as string);
+      }
+      statements.set(sqlText, statement);
+      return statement;
+    },
+  };
 }
 
 function openPostgres(url: string): Database {

@@ -28,14 +28,36 @@ export const ERROR_CODES = {
   INVALID_2FA_CODE: [400, 'The code is invalid'],
   TOTP_ALREADY_ENABLED: [400, 'Two-factor authentication is already enabled'],
   TWO_FACTOR_NOT_ENABLED: [400, 'Two-factor authentication is not enabled'],
+  TWO_FACTOR_SETUP_REQUIRED: [400, 'No two-factor setup is pending; call POST /api/auth/2fa/setup first (a setup lasts 10 minutes)'],
+  INVALID_2FA_LOGIN_CODE: [401, 'The two-factor code is invalid'],
+  TEMP_TOKEN_EXPIRED: [401, 'The sign-in attempt has expired or ended after too many wrong codes; sign in again'],
+  INVALID_OR_EXPIRED_TOKEN: [400, 'The link is invalid, already used or expired'],
+  INVALID_VERIFICATION_CODE: [400, 'The code is invalid or expired'],
+  INVALID_CURRENT_PASSWORD: [400, 'The current password is wrong'],
+  REFRESH_TOKEN_REUSED: [401, 'The refresh token was already used; that sign-in has been ended everywhere'],
+  USER_NOT_FOUND: [404, 'The user does not exist'],
+  ACCOUNT_READONLY: [403, 'The account is read-only'],
+  TERMS_VERSION_OUTDATED: [400, 'The accepted version is not the current version of the terms'],
+  CANNOT_CHANGE_OWN_ACCESS: [400, 'Administrators cannot disable, expire or demote their own account'],
   // devices
   DEVICE_EXISTS: [409, 'A device with this uniqueId already exists'],
+  DEVICE_NOT_CONFIGURED: [400, 'The claim token is not configured for a device yet'],
+  CLAIM_TOKEN_REQUIRED: [400, 'A claim token is required'],
+  CLAIM_TOKEN_NOT_FOUND: [404, 'The claim token does not exist'],
+  CLAIM_TOKEN_ALREADY_CLAIMED: [409, 'The claim token was claimed by another user'],
+  CLAIM_TOKEN_MISMATCH: [400, 'The claim token belongs to a device with another uniqueId'],
+  CLAIM_TOKEN_REVOKED: [409, 'The claim token is revoked'],
+  CLAIM_TOKEN_EXISTS: [409, 'Another claim token already names this uniqueId'],
+  SHARE_EXISTS: [409, 'The device is already shared with this user'],
+  CANNOT_SHARE_WITH_OWNER: [400, 'The owner already has every permission'],
   // tracking
   INVALID_AREA: [400, 'The geofence area is invalid'],
   RANGE_TOO_LARGE: [400, 'The range holds too many positions; narrow it'],
   // billing
   INVALID_SIGNATURE: [400, 'The webhook signature is invalid'],
   INVALID_PAYLOAD: [400, 'The webhook payload is invalid'],
+  PROVIDER_NOT_CONFIGURED: [400, 'This billing provider is not configured'],
+  PURCHASE_TOKEN_TAKEN: [409, 'The purchase token is registered to another user'],
 } as const satisfies Record<string, readonly [number, string]>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

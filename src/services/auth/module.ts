@@ -1,17 +1,41 @@
+import path from 'node:path';
 import type { Kysely } from 'kysely';
+import type { Redis } from 'ioredis';
+import { ConfigError } from '../../config.ts';
+import { createMailer } from '../../platform/mail.ts';
 import type { ModuleContext, ServiceModule } from '../../platform/module.ts';
-import { registerTokenCoreRoutes } from './routes.ts';
-import { SessionRepository } from './sessions/repository.ts';
+import { MemoryRateLimiter, RedisRateLimiter, unlimited } from '../../platform/rate-limit.ts';
+import type { RateLimiter } from '../../platform/rate-limit.ts';
+import { connectRedis } from '../../platform/redis.ts';
+import { ProfileService } from './account/service.ts';
+import { UserAdminService } from './admin/service.ts';
+import { cookiePolicy } from './cookies.ts';
+import { AuthKeys } from './keys.ts';
+import { LegalDocuments } from './legal/documents.ts';
+import { LegalService } from './legal/service.ts';
+import { SignInService } from './login/service.ts';
+import { MailNotifier } from './mail/notifier.ts';
+import { PasswordResetService } from './password-reset/service.ts';
+import { RegistrationService } from './registration/service.ts';
+import { registerAuthRoutes } from './routes.ts';
+import { RefreshTokenService } from './sessions/refresh-tokens.ts';
+import { RefreshTokenRepository, SessionRepository } from './sessions/repository.ts';
 import { SessionService } from './sessions/service.ts';
 import type { AuthTables } from './tables.ts';
 import { AccessTokenIssuer, AccessTokenVerifier } from './tokens/access-tokens.ts';
+import { OneTimeTokenRepository } from './tokens/one-time-repository.ts';
+import { OneTimeTokens } from './tokens/one-time-tokens.ts';
 import { followRevocations } from './tokens/revocations.ts';
 import { loadSigningKey } from './tokens/signing-key.ts';
 import type { SigningKey } from './tokens/signing-key.ts';
+import { TwoFactorRepository } from './two-factor/repository.ts';
+import { TwoFactorService } from './two-factor/service.ts';
 import { LocalUserDirectory } from './users/directory.ts';
 import type { UserDirectory } from './users/directory.ts';
+import { passwordProblem } from './users/password-policy.ts';
 import { UserRepository } from './users/repository.ts';
 import { AccountService } from './users/service.ts';
+import { UserStatusCache } from './users/status-cache.ts';
 
 export { authMigrations } from './migrations/index.ts';
 
@@ -29,25 +53,115 @@ export interface AuthModule extends ServiceModule {
   api: AuthApi;
 }
 
+const PURGE_INTERVAL_MS = 3_600_000;
+
 /** Creates the module once its migrations have run. */
 export async function createAuthModule(ctx: ModuleContext): Promise<AuthModule> {
-  const { config, database, bus } = ctx;
+  const { config, database, bus, log } = ctx;
   const db = database.db as Kysely<AuthTables>;
   const signingKey = await loadSigningKey(config.jwtPrivateKeyPem, config.dataDir);
+  const keys = AuthKeys.load(config.totpEncryptionKey, config.dataDir);
   const sessions = new SessionService(new SessionRepository(db), bus, config.ttl);
   const userRepository = new UserRepository(db);
   const users = new LocalUserDirectory(userRepository);
   const accounts = new AccountService(userRepository, sessions, bus);
+  if (config.admin) {
+    const problem = passwordProblem(config.admin.password);
+    if (problem) throw new ConfigError('ADMIN_PASSWORD', problem);
+    await accounts.ensureAdministrator(config.admin.email, config.admin.password);
+  }
+
   const accessTokens = new AccessTokenIssuer(signingKey.privateKey, config.publicUrl, config.ttl.accessToken);
   // Seeded from the database, so a restarted process still refuses tokens of sessions revoked before it started.
   const revocations = followRevocations(bus, await sessions.stillRelevantRevocations());
   const verifier = new AccessTokenVerifier(signingKey.publicKey, config.publicUrl, revocations);
 
+  const redis: Redis | undefined = config.rateLimits && config.redisUrl ? connectRedis(config.redisUrl) : undefined;
+  const limiter: RateLimiter = !config.rateLimits ? unlimited : redis ? new RedisRateLimiter(redis) : new MemoryRateLimiter();
+  const mail = new MailNotifier(
+    createMailer({ smtpUrl: config.mail.smtpUrl, from: config.mail.from, outboxDir: path.join(config.dataDir, 'outbox'), log }),
+    log,
+  );
+  const oneTimeTokens = new OneTimeTokens(new OneTimeTokenRepository(db), keys);
+  const refreshTokens = new RefreshTokenService(new RefreshTokenRepository(db), sessions, config.ttl.refreshToken, log);
+  const twoFactor = new TwoFactorService(new TwoFactorRepository(db), keys, { issuer: config.appName, setupTtlSeconds: config.ttl.totpSetup, limiter });
+  const statuses = new UserStatusCache(userRepository);
+  const legalDocuments = new LegalDocuments(config.dataDir);
+  const profiles = new ProfileService({ users: userRepository, accounts, sessions, twoFactor, statuses, limiter });
+  const signIn = new SignInService({
+    users: userRepository,
+    sessions,
+    refreshTokens,
+    accessTokens,
+    verifier,
+    twoFactor,
+    oneTimeTokens,
+    statuses,
+    limiter,
+    tempTokenTtlSeconds: config.ttl.twoFactorTempToken,
+  });
+  const registration = new RegistrationService({
+    users: userRepository,
+    accounts,
+    oneTimeTokens,
+    mail,
+    legal: legalDocuments,
+    limiter,
+    registrationEnabled: config.registrationEnabled,
+    appName: config.appName,
+    webUrl: config.webUrl,
+    verificationTtlSeconds: config.ttl.emailVerification,
+  });
+  const passwordReset = new PasswordResetService({
+    users: userRepository,
+    sessions,
+    oneTimeTokens,
+    mail,
+    limiter,
+    appName: config.appName,
+    webUrl: config.webUrl,
+    resetTtlSeconds: config.ttl.passwordReset,
+  });
+
+  let purgeTimer: NodeJS.Timeout | undefined;
+  const purge = async () => {
+    try {
+      await sessions.purgeEnded();
+      await oneTimeTokens.purgeExpired();
+    } catch (error) {
+      log.warn({ err: error }, 'purging ended sessions and expired tokens failed');
+    }
+  };
+
   return {
     name: 'auth',
     api: { users, accounts, sessions, accessTokens, signingKey, verifier },
     registerRoutes(app) {
-      registerTokenCoreRoutes(app, { database, signingKey, sessions });
+      registerAuthRoutes(app, {
+        database,
+        signingKey,
+        sessions,
+        users,
+        userRepository,
+        signIn,
+        registration,
+        passwordReset,
+        profiles,
+        twoFactor,
+        legalDocuments,
+        legal: new LegalService(legalDocuments, userRepository),
+        admin: new UserAdminService({ users: userRepository, sessions, twoFactor, statuses }),
+        cookies: cookiePolicy(config.publicUrl, config.ttl),
+      });
+    },
+    async start() {
+      purgeTimer = setInterval(() => void purge(), PURGE_INTERVAL_MS);
+      purgeTimer.unref();
+    },
+    async stop() {
+      clearInterval(purgeTimer);
+      await mail.stop();
+      await redis?.quit();
     },
   };
 }

@@ -3,8 +3,27 @@ import type { HttpApp } from '../../platform/http/app.ts';
 import { AppError } from '../../platform/http/errors.ts';
 import { registerHealthRoute } from '../../platform/http/health.ts';
 import type { Database } from '../../platform/db/database.ts';
-import type { SigningKey } from './tokens/signing-key.ts';
+import { registerAccountRoutes } from './account/routes.ts';
+import type { ProfileService } from './account/service.ts';
+import { registerAdminRoutes } from './admin/routes.ts';
+import type { UserAdminService } from './admin/service.ts';
+import type { CookiePolicy } from './cookies.ts';
+import { registerInternalUserRoutes } from './internal/routes.ts';
+import type { LegalDocuments } from './legal/documents.ts';
+import { registerLegalRoutes } from './legal/routes.ts';
+import type { LegalService } from './legal/service.ts';
+import { registerSignInRoutes } from './login/routes.ts';
+import type { SignInService } from './login/service.ts';
+import { registerPasswordResetRoutes } from './password-reset/routes.ts';
+import type { PasswordResetService } from './password-reset/service.ts';
+import { registerRegistrationRoutes } from './registration/routes.ts';
+import type { RegistrationService } from './registration/service.ts';
 import type { SessionService } from './sessions/service.ts';
+import type { SigningKey } from './tokens/signing-key.ts';
+import { registerTwoFactorRoutes } from './two-factor/routes.ts';
+import type { TwoFactorService } from './two-factor/service.ts';
+import type { UserDirectory } from './users/directory.ts';
+import type { UserRepository } from './users/repository.ts';
 
 const Jwks = Type.Object({ keys: Type.Array(Type.Record(Type.String(), Type.Unknown())) });
 const RevokedSessions = Type.Object({
@@ -15,9 +34,32 @@ export interface AuthRouteDeps {
   database: Database;
   signingKey: SigningKey;
   sessions: SessionService;
+  users: UserDirectory;
+  userRepository: UserRepository;
+  signIn: SignInService;
+  registration: RegistrationService;
+  passwordReset: PasswordResetService;
+  profiles: ProfileService;
+  twoFactor: TwoFactorService;
+  legalDocuments: LegalDocuments;
+  legal: LegalService;
+  admin: UserAdminService;
+  cookies: CookiePolicy;
 }
 
-export function registerTokenCoreRoutes(app: HttpApp, deps: AuthRouteDeps): void {
+export function registerAuthRoutes(app: HttpApp, deps: AuthRouteDeps): void {
+  registerTokenCoreRoutes(app, deps);
+  registerSignInRoutes(app, { signIn: deps.signIn, profiles: deps.profiles, cookies: deps.cookies });
+  registerRegistrationRoutes(app, deps.registration);
+  registerPasswordResetRoutes(app, deps.passwordReset);
+  registerAccountRoutes(app, deps.profiles, deps.cookies);
+  registerTwoFactorRoutes(app, deps.twoFactor, deps.userRepository);
+  registerLegalRoutes(app, deps.legalDocuments, deps.legal, deps.profiles);
+  registerAdminRoutes(app, deps.admin);
+  registerInternalUserRoutes(app, deps.users);
+}
+
+function registerTokenCoreRoutes(app: HttpApp, deps: Pick<AuthRouteDeps, 'database' | 'signingKey' | 'sessions'>): void {
   registerHealthRoute(app, '/api/auth/health', 'auth', deps.database, 'auth');
 
   app.get(

@@ -4,6 +4,10 @@ import type { Generated } from 'kysely';
 export interface AuthTables {
   sessions: SessionsTable;
   users: UsersTable;
+  refresh_tokens: RefreshTokensTable;
+  one_time_tokens: OneTimeTokensTable;
+  two_factor: TwoFactorTable;
+  backup_codes: BackupCodesTable;
 }
 
 export interface UsersTable {
@@ -34,4 +38,51 @@ export interface SessionsTable {
   revoked_at: number | null;
   ip: string | null;
   user_agent: string | null;
+}
+
+/** One row per refresh token ever issued; the tokens of one session form its rotation family. */
+export interface RefreshTokensTable {
+  /** sha256 of the opaque token: the token itself is never stored. */
+  token_hash: string;
+  session_id: string;
+  user_id: number;
+  created_at: number;
+  expires_at: number;
+  /** When it was exchanged for its successor; presenting it again after the grace period is reuse. */
+  rotated_at: number | null;
+}
+
+/** E-mail verification, password reset and two-factor sign-in tokens: opaque, single use, expiring. */
+export interface OneTimeTokensTable {
+  token_hash: string;
+  purpose: string;
+  user_id: number;
+  /** Keyed digest of the 6-digit code mailed beside a verification link. */
+  code_hash: string | null;
+  failed_attempts: Generated<number>;
+  created_at: number;
+  expires_at: number;
+  /** Set when used, replaced or burned by too many wrong codes. */
+  consumed_at: number | null;
+}
+
+export interface TwoFactorTable {
+  user_id: number;
+  /** The enabled TOTP secret, AES-256-GCM encrypted; null while only a setup is pending. */
+  secret: string | null;
+  enabled_at: number | null;
+  /** The highest TOTP time step accepted so far: no step is accepted twice. */
+  last_used_step: number;
+  pending_secret: string | null;
+  pending_expires_at: number | null;
+  updated_at: number;
+}
+
+export interface BackupCodesTable {
+  id: Generated<number>;
+  user_id: number;
+  /** scrypt with a per-code salt: `salt.hash`, both base64url. */
+  code_hash: string;
+  created_at: number;
+  used_at: number | null;
 }

@@ -1,8 +1,39 @@
+import type { Kysely } from 'kysely';
 import { Type } from 'typebox';
 import type { ModuleContext, ServiceModule } from '../../platform/module.ts';
-import type { ModuleMigrations } from '../../platform/db/migrations.ts';
+import type { UserDirectory } from '../auth/users/directory.ts';
+import { CachedEntitlement } from './entitlement.ts';
+import type { Entitlement } from './entitlement.ts';
+import { BillingRepository } from './repository.ts';
+import { registerSubscriptionRoutes } from './routes.ts';
+import { BillingService } from './service.ts';
+import type { BillingTables } from './tables.ts';
+import { createWebhookVerifiers, registerWebhookRoutes } from './webhooks.ts';
 
-export const billingMigrations: ModuleMigrations = { module: 'billing', migrations: {} };
+export { billingMigrations } from './migrations/index.ts';
+export type { Entitlement, SubscriptionCheck } from './entitlement.ts';
+
+/** What other modules may use of the billing module. */
+export interface BillingApi {
+  /** "Is user U subscribed", from memory after the first read; plan limits build on it. */
+  entitlement: Entitlement;
+}
+
+export interface BillingModule extends ServiceModule {
+  api: BillingApi;
+}
+
+export interface BillingDependencies {
+  /**
+   * Tells administrators and whether a user exists: the auth module's directory in-process, a remote one in split
+   * mode. Undefined until that is wired: administrators are then not recognised and user ids are not checked.
+   */
+  users: UserDirectory | undefined;
+}
+
+/** Cache of per-user records behind the entitlement API; change notices from any instance evict entries at once. */
+const ENTITLEMENT_CACHE = { ttlMs: 60_000, maxEntries: 100_000 };
+const PRUNE_INTERVAL_MS = 24 * 3600_000;
 
 const BillingHealth = Type.Object({
   status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')]),
@@ -10,13 +41,34 @@ const BillingHealth = Type.Object({
   database: Type.Optional(Type.String()),
 });
 
-export async function createBillingModule(ctx: ModuleContext): Promise<ServiceModule> {
+/** Creates the module once its migrations have run. */
+export async function createBillingModule(ctx: ModuleContext, deps: BillingDependencies): Promise<BillingModule> {
+  const log = ctx.log.child({ module: 'billing' });
+  if (deps.users === undefined) {
+    log.warn('billing runs without a user directory: administrators are not recognised and user ids are not checked');
+  }
+  const verifiers = createWebhookVerifiers(ctx.config, log);
+  const repository = new BillingRepository(ctx.database.db as Kysely<BillingTables>, ctx.database.engine);
+  const service = new BillingService({ repository, users: deps.users, bus: ctx.bus, log });
+  const entitlement = new CachedEntitlement({ load: (userId) => service.entitlementRecords(userId), ...ENTITLEMENT_CACHE });
+  ctx.bus.on('billing.subscription.changed', ({ userId }) => entitlement.invalidate(userId));
+  let pruneTimer: NodeJS.Timeout | undefined;
+  let pruning: Promise<void> = Promise.resolve();
+
+  const prune = () => {
+    pruning = service.pruneWebhookEvents().then(
+      () => undefined,
+      (error: unknown) => log.error({ err: error }, 'pruning old webhook events failed'),
+    );
+  };
+
   return {
     name: 'billing',
-    registerRoutes(app) {
+    api: { entitlement },
+    async registerRoutes(app) {
       app.get(
         '/health',
-        { schema: { tags: ['billing'], summary: 'Health of the billing service', response: { 200: BillingHealth } } },
+        { schema: { tags: ['billing'], summary: 'Health of the billing service', security: [], response: { 200: BillingHealth } } },
         async () => {
           const connected = await ctx.database.ping();
           return {
@@ -26,6 +78,17 @@ export async function createBillingModule(ctx: ModuleContext): Promise<ServiceMo
           };
         },
       );
+      registerSubscriptionRoutes(app, { service, entitlement });
+      await registerWebhookRoutes(app, { verifiers, service });
+    },
+    async start() {
+      prune();
+      pruneTimer = setInterval(prune, PRUNE_INTERVAL_MS);
+      pruneTimer.unref();
+    },
+    async stop() {
+      clearInterval(pruneTimer);
+      await pruning;
     },
   };
 }

@@ -1,6 +1,7 @@
 /**
- * The devices module's interface for "which devices may user U see, with which permissions".
- * Tracking calls it on every request, so it answers from one indexed query.
+ * The devices module's interface for "which devices may user U see, with which permissions", and
+ * the few device facts the tracking module needs. Tracking calls accessFor on every request, so it
+ * answers from one indexed query, cached per request (pass the request as `scope`).
  */
 export interface DevicePermissions {
   /** View positions and history. */
@@ -17,34 +18,118 @@ export interface DevicePermissions {
 
 export type Permission = keyof DevicePermissions;
 
-export const ALL_PERMISSIONS: DevicePermissions = {
+export const PERMISSIONS: readonly Permission[] = ['position', 'events', 'geofences', 'notifications', 'commands'];
+
+export const ALL_PERMISSIONS: Readonly<DevicePermissions> = Object.freeze({
   position: true,
   events: true,
   geofences: true,
   notifications: true,
   commands: true,
-};
+});
+
+export const NO_PERMISSIONS: Readonly<DevicePermissions> = Object.freeze({
+  position: false,
+  events: false,
+  geofences: false,
+  notifications: false,
+  commands: false,
+});
 
 export interface DeviceGrant {
   deviceId: number;
   ownerId: number;
   isOwner: boolean;
+  /** Every permission for the owner; the share's flags for anyone else. */
   permissions: DevicePermissions;
+  /** Who shared the device with the user; absent for the owner. */
+  sharedBy?: number;
 }
+
+/** How a user may reach one device: the answer behind 200, 403 and 404. */
+export type AccessCheck = { outcome: 'allowed' } | { outcome: 'forbidden' } | { outcome: 'missing' };
 
 export interface DeviceAccess {
-  /** Whether the user is an administrator (who sees every device with every permission). */
+  userId: number;
+  /** Whether the user is an administrator, who may reach every device with every permission. */
   administrator: boolean;
-  /** Every device the user may see. */
-  grants: DeviceGrant[];
-  /** The grant on one device, or undefined when the user may not see it. */
+  /** The devices the user owns or was shared (an administrator's own list too; others are reached by check). */
+  grants: readonly DeviceGrant[];
+  /** The user's own grant on one device, or undefined when the user neither owns it nor was shared it. */
   grant(deviceId: number): DeviceGrant | undefined;
-  /** Ids of the visible devices on which the user holds `permission`. */
+  /** Ids of the granted devices on which the user holds `permission`, ascending. */
   deviceIdsWith(permission: Permission): number[];
+  /**
+   * Whether the user may use `permission` on the device: from the grants without a query, otherwise
+   * one indexed lookup tells a device that exists (403, or allowed for an administrator) from none (404).
+   */
+  check(deviceId: number, permission?: Permission): Promise<AccessCheck>;
 }
 
+export type DeviceStatus = 'online' | 'offline' | 'unknown';
+
+/** A device as stored, without anything that depends on who looks at it. Times are epoch milliseconds. */
+export interface DeviceRecord {
+  id: number;
+  name: string;
+  uniqueId: string;
+  status: DeviceStatus;
+  lastUpdate: number | null;
+  positionId: number | null;
+  phone: string | null;
+  model: string | null;
+  contact: string | null;
+  category: string | null;
+  disabled: boolean;
+  expirationTime: number | null;
+  groupId: number | null;
+  calendarId: number | null;
+  attributes: Record<string, unknown>;
+  ownerId: number;
+}
+
+/** The fields the tracking module may change: status, time of the last message, latest position. */
+export interface DeviceStatusUpdate {
+  status?: DeviceStatus;
+  lastUpdate?: number | null;
+  positionId?: number | null;
+}
+
+/** The Device of spec §2.3 as one user sees it (JSON-safe: times are ISO 8601). */
+export interface DeviceView {
+  id: number;
+  name: string;
+  uniqueId: string;
+  status: DeviceStatus;
+  lastUpdate: string | null;
+  positionId: number | null;
+  phone: string | null;
+  model: string | null;
+  contact: string | null;
+  category: string | null;
+  disabled: boolean;
+  expirationTime: string | null;
+  groupId: number | null;
+  calendarId: number | null;
+  attributes: Record<string, unknown>;
+  claimToken?: string;
+  isOwner: boolean;
+  permissions: DevicePermissions;
+  sharedBy?: number;
+}
+
+/** What other modules (tracking) use of the devices module. */
 export interface DeviceAccessApi {
-  accessFor(userId: number): Promise<DeviceAccess>;
+  /** The user's access; calls with the same `scope` object (e.g. the HTTP request) share one query. */
+  accessFor(userId: number, scope?: object): Promise<DeviceAccess>;
   /** Whether a device with this id exists at all (to tell 404 from 403). */
   exists(deviceId: number): Promise<boolean>;
+  /** The device a tracker identifies itself as (ingestion), or undefined when unknown. */
+  findByUniqueId(uniqueId: string): Promise<DeviceRecord | undefined>;
+  /** Stored devices with these ids (unknown ids are skipped), ascending by id. */
+  getDevices(ids: readonly number[]): Promise<DeviceRecord[]>;
+  /** The devices among `ids` that the access's user may see, shaped as that user sees them (live updates). */
+  viewsFor(access: DeviceAccess, ids: readonly number[]): Promise<DeviceView[]>;
+  /** Maintained by the tracking module only; answers false when the device no longer exists. */
+  updateStatus(deviceId: number, update: DeviceStatusUpdate): Promise<boolean>;
 }

@@ -1,14 +1,66 @@
+import type { Kysely } from 'kysely';
 import type { ModuleContext, ServiceModule } from '../../platform/module.ts';
-import type { ModuleMigrations } from '../../platform/db/migrations.ts';
 import { registerHealthRoute } from '../../platform/http/health.ts';
+import { MemoryRateLimiter, RedisRateLimiter, unlimited } from '../../platform/rate-limit.ts';
+import type { RateLimiter } from '../../platform/rate-limit.ts';
+import { connectRedis } from '../../platform/redis.ts';
+import type { UserDirectory } from '../auth/users/directory.ts';
+import type { DeviceAccessApi } from './access.ts';
+import { unavailableUserDirectory } from './callers.ts';
+import { registerClaimTokenRoutes } from './claim-tokens/routes.ts';
+import { ClaimTokenService } from './claim-tokens/service.ts';
+import { DeviceAccessResolver } from './grants.ts';
+import { registerDeviceRoutes } from './routes.ts';
+import { DeviceService } from './service.ts';
+import { SharingService } from './sharing.ts';
+import { DevicesStore } from './store.ts';
+import type { DevicesTables } from './tables.ts';
 
-export const devicesMigrations: ModuleMigrations = { module: 'devices', migrations: {} };
+export { devicesMigrations } from './migrations/index.ts';
 
-export async function createDevicesModule(ctx: ModuleContext): Promise<ServiceModule> {
+export interface DevicesDeps {
+  /** The auth module's directory; undefined when auth runs in another process and no remote directory is given. */
+  users: UserDirectory | undefined;
+  /** Counters of the validate-token limit; by default shared through REDIS_URL when set, else per process. */
+  rateLimiter?: RateLimiter;
+}
+
+export interface DevicesModule extends ServiceModule {
+  api: DeviceAccessApi;
+}
+
+/** Creates the module once its migrations have run. */
+export async function createDevicesModule(ctx: ModuleContext, deps: DevicesDeps): Promise<DevicesModule> {
+  const { config, database, bus, log } = ctx;
+  if (!deps.users) log.warn('devices: no user directory in this process; device routes answer 502 until one is wired');
+  const users = deps.users ?? unavailableUserDirectory;
+  const redis = !deps.rateLimiter && config.rateLimits && config.redisUrl ? connectRedis(config.redisUrl) : undefined;
+  const rateLimiter = deps.rateLimiter ?? (!config.rateLimits ? unlimited : redis ? new RedisRateLimiter(redis) : new MemoryRateLimiter());
+  const store = new DevicesStore(database.db as Kysely<DevicesTables>);
+  const devices = new DeviceService(store, users, bus);
+  const sharing = new SharingService(store, users);
+  const claimTokens = new ClaimTokenService(store);
+  const access = new DeviceAccessResolver(store.devices, users);
+
+  bus.on('auth.user.deleted', ({ userId }) => devices.removeUserData(userId));
+
   return {
     name: 'devices',
+    api: {
+      accessFor: (userId, scope) => access.accessFor(userId, scope),
+      exists: (deviceId) => devices.exists(deviceId),
+      findByUniqueId: (uniqueId) => devices.findByUniqueId(uniqueId),
+      getDevices: (ids) => devices.getDevices(ids),
+      viewsFor: (deviceAccess, ids) => devices.viewsFor(deviceAccess, ids),
+      updateStatus: (deviceId, update) => devices.updateStatus(deviceId, update),
+    },
     registerRoutes(app) {
-      registerHealthRoute(app, '/api/devices/health', 'device', ctx.database, 'devices');
+      registerHealthRoute(app, '/api/devices/health', 'device', database, 'devices');
+      registerDeviceRoutes(app, { devices, sharing, claimTokens, rateLimiter });
+      registerClaimTokenRoutes(app, { claimTokens, users });
+    },
+    async stop() {
+      await redis?.quit();
     },
   };
 }

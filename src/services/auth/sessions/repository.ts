@@ -65,6 +65,22 @@ export class SessionRepository {
     return rows.map((row) => row.id);
   }
 
+  async extend(id: string, expiresAt: number): Promise<void> {
+    await this.db.updateTable('sessions').set({ expires_at: expiresAt }).where('id', '=', id).execute();
+  }
+
+  /** Deletes sessions that ended before `before`, with their refresh tokens; their access tokens have expired too. */
+  async purgeEndedBefore(before: number): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      const ended = trx
+        .selectFrom('sessions')
+        .select('id')
+        .where((eb) => eb.or([eb('expires_at', '<', before), eb('revoked_at', '<', before)]));
+      await trx.deleteFrom('refresh_tokens').where('session_id', 'in', ended).execute();
+      await trx.deleteFrom('sessions').where((eb) => eb.or([eb('expires_at', '<', before), eb('revoked_at', '<', before)])).execute();
+    });
+  }
+
   async revokedSince(since: number) {
     return this.db
       .selectFrom('sessions')
@@ -72,5 +88,41 @@ export class SessionRepository {
       .where('revoked_at', '>=', since)
       .orderBy('revoked_at')
       .execute();
+  }
+}
+
+export class RefreshTokenRepository {
+  private readonly db: Kysely<AuthTables>;
+  constructor(db: Kysely<AuthTables>) {
+    this.db = db;
+  }
+
+  async insert(token: { tokenHash: string; sessionId: string; userId: number; createdAt: number; expiresAt: number }): Promise<void> {
+    await this.db
+      .insertInto('refresh_tokens')
+      .values({
+        token_hash: token.tokenHash,
+        session_id: token.sessionId,
+        user_id: token.userId,
+        created_at: token.createdAt,
+        expires_at: token.expiresAt,
+        rotated_at: null,
+      })
+      .execute();
+  }
+
+  find(tokenHash: string) {
+    return this.db.selectFrom('refresh_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
+  }
+
+  /** Marks the token rotated; false when another request rotated it first. */
+  async markRotated(tokenHash: string, now: number): Promise<boolean> {
+    const result = await this.db
+      .updateTable('refresh_tokens')
+      .set({ rotated_at: now })
+      .where('token_hash', '=', tokenHash)
+      .where('rotated_at', 'is', null)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
   }
 }

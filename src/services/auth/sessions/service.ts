@@ -41,6 +41,11 @@ export class SessionService {
     return (await this.repository.findActive(id, Date.now())) !== undefined;
   }
 
+  /** Sliding expiry: a session lives REFRESH_TOKEN_TTL past its latest refresh. */
+  async extend(id: string): Promise<void> {
+    await this.repository.extend(id, Date.now() + this.sessionTtlMs);
+  }
+
   async revoke(id: string): Promise<void> {
     const now = Date.now();
     await this.announce(await this.repository.revoke([id], now), now);
@@ -55,6 +60,11 @@ export class SessionService {
   async stillRelevantRevocations(): Promise<RevokedSession[]> {
     const rows = await this.repository.revokedSince(Date.now() - this.accessTtlMs);
     return rows.map((row) => ({ id: row.id, until: (row.revoked_at ?? 0) + this.accessTtlMs }));
+  }
+
+  /** Forgets sessions that ended so long ago that none of their access tokens can still be valid. */
+  async purgeEnded(): Promise<void> {
+    await this.repository.purgeEndedBefore(Date.now() - this.accessTtlMs);
   }
 
   private async announce(ids: string[], now: number): Promise<void> {

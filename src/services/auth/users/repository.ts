@@ -1,7 +1,15 @@
+import { sql } from 'kysely';
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
 import type { AuthTables, UsersTable } from '../tables.ts';
 
 export type UserRow = Selectable<UsersTable>;
+
+export interface UserListQuery {
+  /** Part of the e-mail address, case-insensitive. */
+  search?: string;
+  offset: number;
+  limit: number;
+}
 
 export class UserRepository {
   private readonly db: Kysely<AuthTables>;
@@ -29,8 +37,38 @@ export class UserRepository {
     return this.db.updateTable('users').set(changes).where('id', '=', id).returningAll().executeTakeFirst();
   }
 
-  async delete(id: number): Promise<boolean> {
-    const result = await this.db.deleteFrom('users').where('id', '=', id).executeTakeFirst();
-    return result.numDeletedRows > 0n;
+  async list(query: UserListQuery): Promise<{ rows: UserRow[]; total: number }> {
+    let filtered = this.db.selectFrom('users');
+    if (query.search) {
+      // E-mails are stored lower-cased; LIKE wildcards in the search are matched literally.
+      const pattern = `%${query.search.toLowerCase().replace(/[\\%_]/g, (char) => `\\${char}`)}%`;
+      filtered = filtered.where(sql<boolean>`email like ${pattern} escape '\\'`);
+    }
+    const [rows, count] = await Promise.all([
+      filtered.selectAll().orderBy('id').offset(query.offset).limit(query.limit).execute(),
+      filtered.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+    ]);
+    return { rows, total: Number(count.total) };
   }
+
+  /**
+   * Removes the account and its credentials in one transaction. Password-reset tokens stay until
+   * they expire, so a reset link of a deleted account answers "user not found" rather than "invalid".
+   */
+  async deleteWithCredentials(id: number): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('backup_codes').where('user_id', '=', id).execute();
+      await trx.deleteFrom('two_factor').where('user_id', '=', id).execute();
+      await trx.deleteFrom('refresh_tokens').where('user_id', '=', id).execute();
+      await trx.deleteFrom('one_time_tokens').where('user_id', '=', id).where('purpose', '!=', 'password_reset').execute();
+      const result = await trx.deleteFrom('users').where('id', '=', id).executeTakeFirst();
+      return result.numDeletedRows > 0n;
+    });
+  }
+}
+
+/** True for the unique-constraint violation of either engine (a concurrent insert won the race). */
+export function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }

@@ -1,6 +1,7 @@
 import type { EventBus } from '../../../platform/bus.ts';
 import type { SessionService } from '../sessions/service.ts';
 import { hashPassword } from './passwords.ts';
+import { isUniqueViolation } from './repository.ts';
 import type { UserRepository, UserRow } from './repository.ts';
 
 export interface NewAccount {
@@ -10,6 +11,7 @@ export interface NewAccount {
   administrator?: boolean;
   /** Accounts made by an administrator or a verified provider start verified. */
   emailVerified?: boolean;
+  attributes?: Record<string, unknown>;
 }
 
 /** Account lifecycle: creation and deletion, with the domain events other modules follow. */
@@ -37,17 +39,46 @@ export class AccountService {
       device_readonly: 0,
       limit_commands: 0,
       expiration_time: null,
-      attributes: '{}',
+      attributes: JSON.stringify(account.attributes ?? {}),
       email_verified_at: account.emailVerified ? now : null,
       created_at: now,
       updated_at: now,
     });
   }
 
-  /** Revokes every session, removes the account, then lets the other modules remove what the user owned. */
+  /**
+   * ADMIN_EMAIL/ADMIN_PASSWORD at start: creates that administrator, verified, when absent; an
+   * existing account is made a verified, enabled administrator and keeps its password.
+   */
+  async ensureAdministrator(email: string, password: string): Promise<UserRow> {
+    const existing = await this.users.findByEmail(email);
+    if (!existing) {
+      try {
+        return await this.create({ email, password, administrator: true, emailVerified: true });
+      } catch (error) {
+        // Another instance starting beside this one created it first.
+        if (!isUniqueViolation(error)) throw error;
+        return this.ensureAdministrator(email, password);
+      }
+    }
+    if (existing.administrator === 1 && existing.disabled === 0 && existing.email_verified_at !== null && existing.expiration_time === null) {
+      return existing;
+    }
+    const now = Date.now();
+    const updated = await this.users.update(existing.id, {
+      administrator: 1,
+      disabled: 0,
+      expiration_time: null,
+      email_verified_at: existing.email_verified_at ?? now,
+      updated_at: now,
+    });
+    return updated ?? existing;
+  }
+
+  /** Revokes every session, removes the account and its credentials, then lets the other modules remove what the user owned. */
   async delete(userId: number): Promise<void> {
     await this.sessions.revokeAllOfUser(userId);
-    await this.users.delete(userId);
+    await this.users.deleteWithCredentials(userId);
     await this.bus.publish('auth.user.deleted', { userId });
   }
 }

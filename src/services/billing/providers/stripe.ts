@@ -67,7 +67,9 @@ function verifyAndDecode(rawBody: Buffer, signatureHeader: string | undefined, s
     );
   } catch (error) {
     if (error instanceof Stripe.errors.StripeSignatureVerificationError) {
-      throw new WebhookError('INVALID_SIGNATURE', `Stripe signature rejected: ${error.message}`, { cause: error });
+      // The SDK's first sentence names the problem; the rest is advice for integrators, not for the sender.
+      const problem = error.message.split(/\.(?:\s|$)|\n/)[0]?.trim();
+      throw new WebhookError('INVALID_SIGNATURE', `Stripe signature rejected: ${problem}`, { cause: error });
     }
     // constructEvent parses only after the signature matched, so this is a signed body that is not a usable event.
     throw new WebhookError('INVALID_PAYLOAD', 'Stripe event body is not a JSON snapshot event', { cause: error });

@@ -1,0 +1,98 @@
+/** The wire types of the auth API (spec §2), as a client sees them. */
+
+export interface User {
+  id: number;
+  email: string;
+  name: string | null;
+  phone: string | null;
+  administrator: boolean;
+  disabled: boolean;
+  readonly: boolean;
+  deviceReadonly: boolean;
+  limitCommands: boolean;
+  /** ISO 8601, or null for never. */
+  expirationTime: string | null;
+  attributes: Record<string, unknown>;
+}
+
+export interface LoginResponse {
+  accessToken: string;
+  refreshToken?: string;
+  expiresIn?: number;
+  user: User;
+}
+
+export interface Login2FARequiredResponse {
+  require_2fa: true;
+  temp_token: string;
+  type: 'totp' | 'email';
+  message: string;
+}
+
+export type LoginResult =
+  | { kind: 'signed-in'; user: User; expiresIn: number }
+  | { kind: 'two-factor'; tempToken: string; type: 'totp' | 'email'; message: string };
+
+export interface RegisterRequest {
+  email: string;
+  password: string;
+  name: string;
+  termsPrivacyAccepted: boolean;
+}
+
+export interface MessageResponse {
+  message: string;
+}
+
+export interface MessageEmailResponse {
+  message: string;
+  email: string;
+}
+
+export interface ProfileChanges {
+  name?: string | null;
+  phone?: string | null;
+  timezone?: string | null;
+  language?: string | null;
+}
+
+export interface TwoFactorSetupResponse {
+  secret: string;
+  otpauth_url: string;
+}
+
+export interface BackupCodesResponse {
+  message: string;
+  backup_codes: string[];
+}
+
+export interface LegalDocument {
+  type: 'terms' | 'privacy';
+  version: string;
+  content: string;
+}
+
+export interface UserPage {
+  users: User[];
+  total: number;
+  page: number;
+  limit: number;
+}
+
+export interface AccessChanges {
+  administrator?: boolean;
+  disabled?: boolean;
+  readonly?: boolean;
+  deviceReadonly?: boolean;
+  limitCommands?: boolean;
+  expirationTime?: string | null;
+}
+
+/** The error body every non-2xx answer carries. */
+export interface ErrorBody {
+  statusCode: number;
+  error: string;
+  code: string;
+  message: string;
+  details?: { path: string; message: string }[];
+}

@@ -1,0 +1,79 @@
+import type { Redis } from 'ioredis';
+import { sha256 } from './crypto.ts';
+
+/** At most `limit` hits per fixed window of `windowSeconds`. */
+export interface RateRule {
+  /** Names the counter family, e.g. 'login'; part of every key. */
+  name: string;
+  limit: number;
+  windowSeconds: number;
+}
+
+export interface RateDecision {
+  allowed: boolean;
+  /** Milliseconds until the window that refused this hit ends (0 when allowed). */
+  retryAfterMs: number;
+}
+
+/** Counts hits per key; the memory store is per process, the Redis store shared by every instance. */
+export interface RateLimiter {
+  hit(rule: RateRule, key: string): Promise<RateDecision>;
+}
+
+const ALLOWED: RateDecision = { allowed: true, retryAfterMs: 0 };
+
+/** RATE_LIMITS=off: every hit is allowed. */
+export const unlimited: RateLimiter = { hit: async () => ALLOWED };
+
+/** Keys carry e-mail addresses and IPs: they are stored only as digests. */
+function counterKey(rule: RateRule, key: string): string {
+  return `trackstack:rate:${rule.name}:${sha256(key)}`;
+}
+
+export class MemoryRateLimiter implements RateLimiter {
+  private readonly windows = new Map<string, { count: number; endsAt: number }>();
+  private nextPrune = 0;
+
+  async hit(rule: RateRule, key: string): Promise<RateDecision> {
+    const now = Date.now();
+    this.prune(now);
+    const id = counterKey(rule, key);
+    let window = this.windows.get(id);
+    if (!window || window.endsAt <= now) {
+      window = { count: 0, endsAt: now + rule.windowSeconds * 1000 };
+      this.windows.set(id, window);
+    }
+    window.count += 1;
+    return window.count <= rule.limit ? ALLOWED : { allowed: false, retryAfterMs: window.endsAt - now };
+  }
+
+  private prune(now: number): void {
+    if (now < this.nextPrune) return;
+    this.nextPrune = now + 60_000;
+    for (const [id, window] of this.windows) if (window.endsAt <= now) this.windows.delete(id);
+  }
+}
+
+export class RedisRateLimiter implements RateLimiter {
+  private readonly redis: Redis;
+  constructor(redis: Redis) {
+    this.redis = redis;
+  }
+
+  async hit(rule: RateRule, key: string): Promise<RateDecision> {
+    const id = counterKey(rule, key);
+    // One transaction: the first hit opens the window with its expiry, every hit counts, PTTL tells when it ends.
+    const results = await this.redis
+      .multi()
+      .set(id, 0, 'PX', rule.windowSeconds * 1000, 'NX')
+      .incr(id)
+      .pttl(id)
+      .exec();
+    if (!results) throw new Error('rate limit transaction was aborted');
+    for (const [error] of results) if (error) throw error;
+    const count = Number(results[1]?.[1]);
+    const ttl = Number(results[2]?.[1]);
+    if (count <= rule.limit) return ALLOWED;
+    return { allowed: false, retryAfterMs: ttl > 0 ? ttl : rule.windowSeconds * 1000 };
+  }
+}

@@ -1,0 +1,154 @@
+import { Type } from 'typebox';
+import type { HttpApp } from '../../../platform/http/app.ts';
+import { AppError } from '../../../platform/http/errors.ts';
+import { requireIdentity } from '../../../platform/http/identity.ts';
+import { clearSessionCookies, clientInfo, presentedAccessToken, REFRESH_TOKEN_COOKIE, setSessionCookies } from '../cookies.ts';
+import type { CookiePolicy } from '../cookies.ts';
+import type { ProfileService } from '../account/service.ts';
+import {
+  EmailField,
+  Login2FARequiredResponse,
+  LoginResponse,
+  NoContent,
+  OpaqueTokenField,
+  PasswordField,
+  strictBody,
+  TwoFactorCodeField,
+  User,
+} from '../schemas.ts';
+import type { SignedIn, SignInService } from './service.ts';
+
+export interface SignInRouteDeps {
+  signIn: SignInService;
+  profiles: ProfileService;
+  cookies: CookiePolicy;
+}
+
+const TAGS = ['auth'];
+
+export function registerSignInRoutes(app: HttpApp, deps: SignInRouteDeps): void {
+  const { signIn, profiles, cookies } = deps;
+
+  const loginBody = async (session: SignedIn) => ({
+    accessToken: session.accessToken,
+    refreshToken: session.refreshToken,
+    expiresIn: session.expiresIn,
+    user: await profiles.view(session.user),
+  });
+
+  app.post(
+    '/api/auth/login',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Sign in with e-mail and password',
+        description:
+          '200 with tokens (and the access_token and refresh_token cookies), or 202 when the account has two-factor authentication: then POST /2fa/login with temp_token. 401 INVALID_CREDENTIALS; 403 ACCOUNT_DISABLED, ACCOUNT_EXPIRED or EMAIL_NOT_VERIFIED (only after a correct password); 429 RATE_LIMITED.',
+        security: [],
+        body: Type.Object({ email: EmailField, password: PasswordField }, strictBody),
+        response: { 200: LoginResponse, 202: Login2FARequiredResponse },
+      },
+    },
+    async (request, reply) => {
+      const outcome = await signIn.login(request.body.email, request.body.password, clientInfo(request));
+      if (outcome.kind === 'two-factor') {
+        return reply.code(202).send({
+          require_2fa: true as const,
+          temp_token: outcome.tempToken,
+          type: 'totp' as const,
+          message: 'Enter the code from your authenticator app, or a backup code',
+        });
+      }
+      setSessionCookies(reply, cookies, outcome.session);
+      return reply.code(200).send(await loginBody(outcome.session));
+    },
+  );
+
+  app.post(
+    '/api/auth/2fa/login',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Complete a sign-in with a TOTP or backup code',
+        description:
+          'Answers the User and sets the access_token and refresh_token cookies (a bearer client reads its tokens from them). 401 INVALID_2FA_LOGIN_CODE for a wrong code; 401 TEMP_TOKEN_EXPIRED once the temp_token expired (5 minutes) or 5 wrong codes burned it.',
+        security: [],
+        body: Type.Object({ temp_token: OpaqueTokenField, code: TwoFactorCodeField }, strictBody),
+        response: { 200: User },
+      },
+    },
+    async (request, reply) => {
+      const session = await signIn.completeTwoFactor(request.body.temp_token, request.body.code, clientInfo(request));
+      setSessionCookies(reply, cookies, session);
+      return profiles.view(session.user);
+    },
+  );
+
+  app.post(
+    '/api/auth/refresh',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Exchange a refresh token for new tokens (rotation)',
+        description:
+          'The token comes from the body or the refresh_token cookie; the body may be omitted. Each refresh token works once: it is replaced by the one returned. Presenting a replaced token more than 10 s after its replacement ends the whole sign-in (401 REFRESH_TOKEN_REUSED).',
+        security: [],
+        body: Type.Object({ refreshToken: Type.Optional(OpaqueTokenField) }, strictBody),
+        response: { 200: LoginResponse },
+      },
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
+    },
+    async (request, reply) => {
+      const token = request.body.refreshToken ?? request.cookies[REFRESH_TOKEN_COOKIE];
+      try {
+        if (!token) throw new AppError('UNAUTHORIZED', 'No refresh token in the body or the refresh_token cookie');
+        const session = await signIn.refresh(token);
+        setSessionCookies(reply, cookies, session);
+        return await loginBody(session);
+      } catch (error) {
+        if (error instanceof AppError && (error.statusCode === 401 || error.statusCode === 403)) clearSessionCookies(reply, cookies);
+        throw error;
+      }
+    },
+  );
+
+  app.delete(
+    '/api/auth/logout',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Sign out: the access and refresh tokens of this session stop working at once',
+        response: { 204: NoContent },
+      },
+    },
+    async (request, reply) => {
+      await signIn.logout(requireIdentity(request).sessionId);
+      clearSessionCookies(reply, cookies);
+      return reply.code(204).send(null);
+    },
+  );
+
+  app.get(
+    '/api/auth/validate',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Token check for a reverse proxy (nginx auth_request, Traefik forwardAuth); GET or HEAD',
+        description:
+          'Reads the access_token cookie (or a bearer header). 200 with X-User-Id and X-User-Email when the token is valid and the account active, else 401. Never cached. See docs/reverse-proxy.md.',
+        security: [{ cookie: [] }, { bearer: [] }],
+        response: { 200: Type.Object({ userId: Type.Integer(), email: Type.String() }) },
+      },
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      const subject = await signIn.validate({ identity: request.identity, token: presentedAccessToken(request) });
+      if (!subject) throw new AppError('INVALID_TOKEN');
+      reply.header('x-user-id', String(subject.userId));
+      reply.header('x-user-email', subject.email);
+      return subject;
+    },
+  );
+}

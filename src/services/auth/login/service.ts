@@ -1,0 +1,129 @@
+import { randomToken } from '../../../platform/crypto.ts';
+import { AppError } from '../../../platform/http/errors.ts';
+import type { RateLimiter } from '../../../platform/rate-limit.ts';
+import { AUTH_RATE_RULES, enforceLimit } from '../rate-limits.ts';
+import type { RefreshTokenService } from '../sessions/refresh-tokens.ts';
+import type { SessionService } from '../sessions/service.ts';
+import type { AccessTokenIssuer, AccessTokenVerifier } from '../tokens/access-tokens.ts';
+import type { OneTimeTokens } from '../tokens/one-time-tokens.ts';
+import type { TwoFactorService } from '../two-factor/service.ts';
+import { hashPassword, verifyPassword } from '../users/passwords.ts';
+import type { UserRepository, UserRow } from '../users/repository.ts';
+import { assertMaySignIn } from '../users/view.ts';
+import type { UserStatusCache } from '../users/status-cache.ts';
+
+export interface ClientInfo {
+  ip: string;
+  userAgent: string | undefined;
+}
+
+export interface SignedIn {
+  accessToken: string;
+  refreshToken: string;
+  /** Seconds the access token lives. */
+  expiresIn: number;
+  sessionId: string;
+  user: UserRow;
+}
+
+export type LoginOutcome = { kind: 'signed-in'; session: SignedIn } | { kind: 'two-factor'; tempToken: string };
+
+export interface SignInDeps {
+  users: UserRepository;
+  sessions: SessionService;
+  refreshTokens: RefreshTokenService;
+  accessTokens: AccessTokenIssuer;
+  verifier: AccessTokenVerifier;
+  twoFactor: TwoFactorService;
+  oneTimeTokens: OneTimeTokens;
+  statuses: UserStatusCache;
+  limiter: RateLimiter;
+  tempTokenTtlSeconds: number;
+}
+
+/** Password sign-in, the second factor, refresh, logout, and the reverse proxy's token check. */
+export class SignInService {
+  private readonly deps: SignInDeps;
+  private dummyHash: Promise<string> | undefined;
+
+  constructor(deps: SignInDeps) {
+    this.deps = deps;
+  }
+
+  async login(email: string, password: string, client: ClientInfo): Promise<LoginOutcome> {
+    const { users, limiter } = this.deps;
+    await enforceLimit(limiter, AUTH_RATE_RULES.login, `${client.ip}|${email.toLowerCase()}`);
+    const user = await users.findByEmail(email);
+    // Unknown addresses cost one hash too, so timing does not tell which addresses exist.
+    const stored = user?.password_hash ?? (await this.unknownUserHash());
+    const matches = await verifyPassword(stored, password);
+    if (!user || !user.password_hash || !matches) throw new AppError('INVALID_CREDENTIALS');
+    assertMaySignIn(user, { requireVerified: true });
+    if (await this.deps.twoFactor.isEnabled(user.id)) {
+      const { token } = await this.deps.oneTimeTokens.issue('two_factor_login', user.id, this.deps.tempTokenTtlSeconds);
+      return { kind: 'two-factor', tempToken: token };
+    }
+    return { kind: 'signed-in', session: await this.startSession(user, client) };
+  }
+
+  /** POST /2fa/login: 5 wrong codes burn the temp token; a TOTP step or backup code is accepted once. */
+  async completeTwoFactor(tempToken: string, code: string, client: ClientInfo): Promise<SignedIn> {
+    const { oneTimeTokens, twoFactor, users } = this.deps;
+    const row = await oneTimeTokens.find('two_factor_login', tempToken);
+    if (!row) throw new AppError('TEMP_TOKEN_EXPIRED');
+    await enforceLimit(this.deps.limiter, AUTH_RATE_RULES.twoFactorCode, String(row.user_id));
+    const result = await oneTimeTokens.attempt(row, () => twoFactor.acceptCode(row.user_id, code));
+    if (result === 'exhausted') throw new AppError('TEMP_TOKEN_EXPIRED');
+    if (result === 'rejected') throw new AppError('INVALID_2FA_LOGIN_CODE');
+    if (!(await oneTimeTokens.consume(row))) throw new AppError('TEMP_TOKEN_EXPIRED');
+    const user = await users.findById(row.user_id);
+    if (!user) throw new AppError('TEMP_TOKEN_EXPIRED');
+    assertMaySignIn(user, { requireVerified: true });
+    return this.startSession(user, client);
+  }
+
+  async refresh(refreshToken: string): Promise<SignedIn> {
+    const { refreshTokens, sessions, users, accessTokens } = this.deps;
+    const rotation = await refreshTokens.rotate(refreshToken);
+    const user = await users.findById(rotation.userId);
+    if (!user) {
+      await sessions.revoke(rotation.sessionId);
+      throw new AppError('INVALID_TOKEN', 'The account no longer exists');
+    }
+    try {
+      assertMaySignIn(user, { requireVerified: false });
+    } catch (error) {
+      await sessions.revoke(rotation.sessionId);
+      throw error;
+    }
+    const accessToken = await accessTokens.issue({ userId: user.id, email: user.email, sessionId: rotation.sessionId });
+    return { accessToken, refreshToken: rotation.refreshToken, expiresIn: accessTokens.ttl, sessionId: rotation.sessionId, user };
+  }
+
+  logout(sessionId: string): Promise<void> {
+    return this.deps.sessions.revoke(sessionId);
+  }
+
+  /**
+   * GET /validate: the caller as the gateway established it, else the presented token verified
+   * here; null unless the token is valid and its account active.
+   */
+  async validate(presented: { identity: { userId: number; email: string } | null; token: string | undefined }): Promise<{ userId: number; email: string } | null> {
+    const subject = presented.identity ?? (presented.token ? await this.deps.verifier.verify(presented.token) : null);
+    if (!subject) return null;
+    return (await this.deps.statuses.isActive(subject.userId)) ? { userId: subject.userId, email: subject.email } : null;
+  }
+
+  private async startSession(user: UserRow, client: ClientInfo): Promise<SignedIn> {
+    const { sessions, accessTokens, refreshTokens } = this.deps;
+    const sessionId = await sessions.start({ userId: user.id, ip: client.ip, userAgent: client.userAgent ?? null });
+    const accessToken = await accessTokens.issue({ userId: user.id, email: user.email, sessionId });
+    const refreshToken = await refreshTokens.issue(sessionId, user.id);
+    return { accessToken, refreshToken, expiresIn: accessTokens.ttl, sessionId, user };
+  }
+
+  private unknownUserHash(): Promise<string> {
+    this.dummyHash ??= hashPassword(randomToken(16));
+    return this.dummyHash;
+  }
+}

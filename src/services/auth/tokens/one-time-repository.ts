@@ -1,0 +1,107 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { AuthTables, OneTimeTokensTable } from '../tables.ts';
+
+export type OneTimeTokenRow = Selectable<OneTimeTokensTable>;
+
+export class OneTimeTokenRepository {
+  private readonly db: Kysely<AuthTables>;
+  constructor(db: Kysely<AuthTables>) {
+    this.db = db;
+  }
+
+  async insert(row: { tokenHash: string; purpose: string; userId: number; codeHash: string | null; createdAt: number; expiresAt: number }): Promise<void> {
+    await this.db
+      .insertInto('one_time_tokens')
+      .values({
+        token_hash: row.tokenHash,
+        purpose: row.purpose,
+        user_id: row.userId,
+        code_hash: row.codeHash,
+        created_at: row.createdAt,
+        expires_at: row.expiresAt,
+        consumed_at: null,
+      })
+      .execute();
+  }
+
+  findLive(purpose: string, tokenHash: string, now: number): Promise<OneTimeTokenRow | undefined> {
+    return this.db
+      .selectFrom('one_time_tokens')
+      .selectAll()
+      .where('token_hash', '=', tokenHash)
+      .where('purpose', '=', purpose)
+      .where('consumed_at', 'is', null)
+      .where('expires_at', '>', now)
+      .executeTakeFirst();
+  }
+
+  latestLiveOfUser(purpose: string, userId: number, now: number): Promise<OneTimeTokenRow | undefined> {
+    return this.db
+      .selectFrom('one_time_tokens')
+      .selectAll()
+      .where('user_id', '=', userId)
+      .where('purpose', '=', purpose)
+      .where('consumed_at', 'is', null)
+      .where('expires_at', '>', now)
+      .orderBy('created_at', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+  }
+
+  latestCreatedAt(purpose: string, userId: number): Promise<number | undefined> {
+    return this.db
+      .selectFrom('one_time_tokens')
+      .select((eb) => eb.fn.max('created_at').as('latest'))
+      .where('user_id', '=', userId)
+      .where('purpose', '=', purpose)
+      .executeTakeFirst()
+      .then((row) => (row?.latest === null || row?.latest === undefined ? undefined : Number(row.latest)));
+  }
+
+  /** Consumes a live token; false when it was already used, replaced, burned or expired (a concurrent use lost). */
+  async consume(tokenHash: string, now: number): Promise<boolean> {
+    const result = await this.db
+      .updateTable('one_time_tokens')
+      .set({ consumed_at: now })
+      .where('token_hash', '=', tokenHash)
+      .where('consumed_at', 'is', null)
+      .where('expires_at', '>', now)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  /**
+   * Counts an attempt before the code is checked, so concurrent guesses cannot exceed `maxAttempts`.
+   * Returns the attempts made including this one, or undefined when no attempt is left.
+   */
+  async reserveAttempt(tokenHash: string, maxAttempts: number, now: number): Promise<number | undefined> {
+    const row = await this.db
+      .updateTable('one_time_tokens')
+      .set((eb) => ({ failed_attempts: eb('failed_attempts', '+', 1) }))
+      .where('token_hash', '=', tokenHash)
+      .where('consumed_at', 'is', null)
+      .where('expires_at', '>', now)
+      .where('failed_attempts', '<', maxAttempts)
+      .returning('failed_attempts')
+      .executeTakeFirst();
+    return row?.failed_attempts;
+  }
+
+  async burn(tokenHash: string, now: number): Promise<void> {
+    await this.db.updateTable('one_time_tokens').set({ consumed_at: now }).where('token_hash', '=', tokenHash).where('consumed_at', 'is', null).execute();
+  }
+
+  async consumeAllOfUser(purpose: string, userId: number, now: number): Promise<void> {
+    await this.db
+      .updateTable('one_time_tokens')
+      .set({ consumed_at: now })
+      .where('user_id', '=', userId)
+      .where('purpose', '=', purpose)
+      .where('consumed_at', 'is', null)
+      .execute();
+  }
+
+  async purgeExpiredBefore(before: number): Promise<void> {
+    await this.db.deleteFrom('one_time_tokens').where('expires_at', '<', before).execute();
+  }
+}

@@ -1,0 +1,93 @@
+import { randomInt } from 'node:crypto';
+import { randomToken, safeEqual, sha256 } from '../../../platform/crypto.ts';
+import type { AuthKeys } from '../keys.ts';
+import type { OneTimeTokenRepository, OneTimeTokenRow } from './one-time-repository.ts';
+
+export type OneTimePurpose = 'email_verification' | 'password_reset' | 'two_factor_login';
+
+/** Wrong codes a verification code or a two-factor sign-in survives; the next wrong one burns it. */
+export const MAX_CODE_ATTEMPTS = 5;
+
+export interface IssuedToken {
+  token: string;
+  /** The 6-digit code mailed beside a verification link. */
+  code: string | undefined;
+}
+
+export type CodeCheck = 'accepted' | 'rejected' | 'exhausted';
+
+/**
+ * Opaque single-use tokens (verification links, reset links, 2FA temp tokens). Only their sha256 is
+ * stored, and their type differs from an access token's, so none can ever pass as one.
+ */
+export class OneTimeTokens {
+  private readonly repository: OneTimeTokenRepository;
+  private readonly keys: AuthKeys;
+
+  constructor(repository: OneTimeTokenRepository, keys: AuthKeys) {
+    this.repository = repository;
+    this.keys = keys;
+  }
+
+  /** With `replace`, the user's earlier live tokens of this purpose stop working. */
+  async issue(purpose: OneTimePurpose, userId: number, ttlSeconds: number, options: { withCode?: boolean; replace?: boolean } = {}): Promise<IssuedToken> {
+    const now = Date.now();
+    if (options.replace) await this.repository.consumeAllOfUser(purpose, userId, now);
+    const token = randomToken(32);
+    const tokenHash = sha256(token);
+    const code = options.withCode ? String(randomInt(0, 1_000_000)).padStart(6, '0') : undefined;
+    await this.repository.insert({
+      tokenHash,
+      purpose,
+      userId,
+      codeHash: code === undefined ? null : this.keys.codeDigest(tokenHash, code),
+      createdAt: now,
+      expiresAt: now + ttlSeconds * 1000,
+    });
+    return { token, code };
+  }
+
+  find(purpose: OneTimePurpose, token: string): Promise<OneTimeTokenRow | undefined> {
+    return this.repository.findLive(purpose, sha256(token), Date.now());
+  }
+
+  latestOfUser(purpose: OneTimePurpose, userId: number): Promise<OneTimeTokenRow | undefined> {
+    return this.repository.latestLiveOfUser(purpose, userId, Date.now());
+  }
+
+  /** When the user's latest token of this purpose was issued (live or not). */
+  lastIssuedAt(purpose: OneTimePurpose, userId: number): Promise<number | undefined> {
+    return this.repository.latestCreatedAt(purpose, userId);
+  }
+
+  consume(row: OneTimeTokenRow): Promise<boolean> {
+    return this.repository.consume(row.token_hash, Date.now());
+  }
+
+  consumeAllOfUser(purpose: OneTimePurpose, userId: number): Promise<void> {
+    return this.repository.consumeAllOfUser(purpose, userId, Date.now());
+  }
+
+  /**
+   * Spends one of the token's attempts on `check`. A wrong answer on the last attempt burns the token.
+   * 'exhausted' means no attempt was left (or the token is gone): the caller must start over.
+   */
+  async attempt(row: OneTimeTokenRow, check: () => Promise<boolean>): Promise<CodeCheck> {
+    const now = Date.now();
+    const attempts = await this.repository.reserveAttempt(row.token_hash, MAX_CODE_ATTEMPTS, now);
+    if (attempts === undefined) return 'exhausted';
+    if (await check()) return 'accepted';
+    if (attempts >= MAX_CODE_ATTEMPTS) await this.repository.burn(row.token_hash, now);
+    return 'rejected';
+  }
+
+  /** Compares a mailed code with the row's keyed digest in constant time. */
+  codeMatches(row: OneTimeTokenRow, code: string): boolean {
+    return row.code_hash !== null && safeEqual(row.code_hash, this.keys.codeDigest(row.token_hash, code));
+  }
+
+  /** Expired rows are useless a day later; reset tokens of deleted accounts go with them. */
+  purgeExpired(): Promise<void> {
+    return this.repository.purgeExpiredBefore(Date.now() - 86_400_000);
+  }
+}

@@ -1,0 +1,116 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { AuthTables, TwoFactorTable } from '../tables.ts';
+
+export type TwoFactorRow = Selectable<TwoFactorTable>;
+
+export class TwoFactorRepository {
+  private readonly db: Kysely<AuthTables>;
+  constructor(db: Kysely<AuthTables>) {
+    this.db = db;
+  }
+
+  find(userId: number): Promise<TwoFactorRow | undefined> {
+    return this.db.selectFrom('two_factor').selectAll().where('user_id', '=', userId).executeTakeFirst();
+  }
+
+  /** Which of these users have two-factor authentication on. */
+  async enabledAmong(userIds: number[]): Promise<Set<number>> {
+    if (userIds.length === 0) return new Set();
+    const rows = await this.db
+      .selectFrom('two_factor')
+      .select('user_id')
+      .where('user_id', 'in', userIds)
+      .where('enabled_at', 'is not', null)
+      .execute();
+    return new Set(rows.map((row) => Number(row.user_id)));
+  }
+
+  /** Holds a new secret for confirmation; a user with 2FA already on is left untouched (false). */
+  async savePending(userId: number, sealedSecret: string, expiresAt: number, now: number): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const existing = await trx.selectFrom('two_factor').select('enabled_at').where('user_id', '=', userId).executeTakeFirst();
+      if (existing && existing.enabled_at !== null) return false;
+      if (existing) {
+        await trx
+          .updateTable('two_factor')
+          .set({ pending_secret: sealedSecret, pending_expires_at: expiresAt, updated_at: now })
+          .where('user_id', '=', userId)
+          .execute();
+      } else {
+        await trx
+          .insertInto('two_factor')
+          .values({
+            user_id: userId,
+            secret: null,
+            enabled_at: null,
+            last_used_step: 0,
+            pending_secret: sealedSecret,
+            pending_expires_at: expiresAt,
+            updated_at: now,
+          })
+          .execute();
+      }
+      return true;
+    });
+  }
+
+  /**
+   * Turns the confirmed pending secret on, with its first used step and a new set of backup codes.
+   * False when another request enabled it first or the pending secret changed meanwhile.
+   */
+  async enable(userId: number, pendingSecret: string, step: number, codeHashes: string[], now: number): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const result = await trx
+        .updateTable('two_factor')
+        .set({ secret: pendingSecret, enabled_at: now, last_used_step: step, pending_secret: null, pending_expires_at: null, updated_at: now })
+        .where('user_id', '=', userId)
+        .where('enabled_at', 'is', null)
+        .where('pending_secret', '=', pendingSecret)
+        .executeTakeFirst();
+      if (result.numUpdatedRows === 0n) return false;
+      await replaceCodes(trx, userId, codeHashes, now);
+      return true;
+    });
+  }
+
+  /** Records `step` as used; false when it (or a later step) was used already: a replay. */
+  async claimStep(userId: number, step: number): Promise<boolean> {
+    const result = await this.db
+      .updateTable('two_factor')
+      .set({ last_used_step: step })
+      .where('user_id', '=', userId)
+      .where('enabled_at', 'is not', null)
+      .where('last_used_step', '<', step)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  async disable(userId: number): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('backup_codes').where('user_id', '=', userId).execute();
+      await trx.deleteFrom('two_factor').where('user_id', '=', userId).execute();
+    });
+  }
+
+  async replaceBackupCodes(userId: number, codeHashes: string[], now: number): Promise<void> {
+    await this.db.transaction().execute((trx) => replaceCodes(trx, userId, codeHashes, now));
+  }
+
+  unusedBackupCodes(userId: number) {
+    return this.db.selectFrom('backup_codes').select(['id', 'code_hash']).where('user_id', '=', userId).where('used_at', 'is', null).execute();
+  }
+
+  /** Spends a backup code; false when a concurrent request spent it first. */
+  async useBackupCode(id: number, now: number): Promise<boolean> {
+    const result = await this.db.updateTable('backup_codes').set({ used_at: now }).where('id', '=', id).where('used_at', 'is', null).executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+}
+
+async function replaceCodes(trx: Kysely<AuthTables>, userId: number, codeHashes: string[], now: number): Promise<void> {
+  await trx.deleteFrom('backup_codes').where('user_id', '=', userId).execute();
+  await trx
+    .insertInto('backup_codes')
+    .values(codeHashes.map((code_hash) => ({ user_id: userId, code_hash, created_at: now, used_at: null })))
+    .execute();
+}

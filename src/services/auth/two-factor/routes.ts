@@ -1,0 +1,79 @@
+import { Type } from 'typebox';
+import type { HttpApp } from '../../../platform/http/app.ts';
+import { AppError } from '../../../platform/http/errors.ts';
+import { requireIdentity } from '../../../platform/http/identity.ts';
+import { strictBody, TwoFactorCodeField } from '../schemas.ts';
+import type { UserRepository } from '../users/repository.ts';
+import type { TwoFactorService } from './service.ts';
+
+const TAGS = ['two-factor'];
+const BackupCodes = Type.Array(Type.String(), { description: 'Shown this once; each works once. Stored only as salted hashes.' });
+
+export function registerTwoFactorRoutes(app: HttpApp, twoFactor: TwoFactorService, users: UserRepository): void {
+  app.post(
+    '/api/auth/2fa/setup',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Start TOTP setup: a new secret, held for 10 minutes until confirmed by POST /2fa/verify',
+        description: '400 TOTP_ALREADY_ENABLED.',
+        response: { 200: Type.Object({ secret: Type.String({ description: 'Base32' }), otpauth_url: Type.String() }) },
+      },
+    },
+    async (request) => {
+      const user = await users.findById(requireIdentity(request).userId);
+      if (!user) throw new AppError('USER_NOT_FOUND');
+      return twoFactor.setup(user);
+    },
+  );
+
+  app.post(
+    '/api/auth/2fa/verify',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Confirm the setup with a code from the app: two-factor authentication is on',
+        description: '400 INVALID_2FA_CODE, TWO_FACTOR_SETUP_REQUIRED (none pending or expired), TOTP_ALREADY_ENABLED; 429 RATE_LIMITED.',
+        body: Type.Object({ code: TwoFactorCodeField }, strictBody),
+        response: { 200: Type.Object({ message: Type.String(), backup_codes: BackupCodes }) },
+      },
+    },
+    async (request) => ({
+      message: 'Two-factor authentication enabled; store the backup codes somewhere safe',
+      backup_codes: await twoFactor.verify(requireIdentity(request).userId, request.body.code),
+    }),
+  );
+
+  app.post(
+    '/api/auth/2fa/regenerate',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Replace the backup codes with 10 new ones',
+        description: '400 TWO_FACTOR_NOT_ENABLED.',
+        response: { 200: Type.Object({ message: Type.String(), backup_codes: BackupCodes }) },
+      },
+    },
+    async (request) => ({
+      message: 'New backup codes generated; the old ones no longer work',
+      backup_codes: await twoFactor.regenerate(requireIdentity(request).userId),
+    }),
+  );
+
+  app.post(
+    '/api/auth/2fa/disable',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Turn two-factor authentication off, confirmed with a TOTP or backup code',
+        description: '400 INVALID_2FA_CODE or TWO_FACTOR_NOT_ENABLED; 429 RATE_LIMITED.',
+        body: Type.Object({ code: TwoFactorCodeField }, strictBody),
+        response: { 200: Type.Object({ message: Type.String() }) },
+      },
+    },
+    async (request) => {
+      await twoFactor.disable(requireIdentity(request).userId, request.body.code);
+      return { message: '2FA disabled' };
+    },
+  );
+}

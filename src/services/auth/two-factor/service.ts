@@ -1,0 +1,106 @@
+import { AppError } from '../../../platform/http/errors.ts';
+import type { RateLimiter } from '../../../platform/rate-limit.ts';
+import type { AuthKeys } from '../keys.ts';
+import { AUTH_RATE_RULES, enforceLimit } from '../rate-limits.ts';
+import { backupCodeMatches, hashBackupCode, newBackupCodes, normalizeBackupCode } from './backup-codes.ts';
+import type { TwoFactorRepository, TwoFactorRow } from './repository.ts';
+import { base32, matchingStep, newTotpSecret, otpauthUrl } from './totp.ts';
+
+export interface TwoFactorSetup {
+  secret: string;
+  otpauth_url: string;
+}
+
+/**
+ * TOTP two-factor authentication (spec §3.1): setup holds a secret for TOTP_SETUP_TTL, verify turns
+ * it on with 10 single-use backup codes, and a code's time step is never accepted twice.
+ */
+export class TwoFactorService {
+  private readonly repository: TwoFactorRepository;
+  private readonly keys: AuthKeys;
+  private readonly issuer: string;
+  private readonly setupTtlMs: number;
+  private readonly limiter: RateLimiter;
+
+  constructor(repository: TwoFactorRepository, keys: AuthKeys, options: { issuer: string; setupTtlSeconds: number; limiter: RateLimiter }) {
+    this.repository = repository;
+    this.keys = keys;
+    this.issuer = options.issuer;
+    this.setupTtlMs = options.setupTtlSeconds * 1000;
+    this.limiter = options.limiter;
+  }
+
+  async isEnabled(userId: number): Promise<boolean> {
+    return isOn(await this.repository.find(userId));
+  }
+
+  enabledAmong(userIds: number[]): Promise<Set<number>> {
+    return this.repository.enabledAmong(userIds);
+  }
+
+  async setup(user: { id: number; email: string }): Promise<TwoFactorSetup> {
+    const secret = newTotpSecret();
+    const now = Date.now();
+    const saved = await this.repository.savePending(user.id, this.keys.seal(secret, context(user.id)), now + this.setupTtlMs, now);
+    if (!saved) throw new AppError('TOTP_ALREADY_ENABLED');
+    return { secret: base32(secret), otpauth_url: otpauthUrl(secret, this.issuer, user.email) };
+  }
+
+  /** Confirms the pending setup with a code from the app; returns the backup codes, shown this once. */
+  async verify(userId: number, code: string): Promise<string[]> {
+    await enforceLimit(this.limiter, AUTH_RATE_RULES.twoFactorCode, String(userId));
+    const row = await this.repository.find(userId);
+    if (isOn(row)) throw new AppError('TOTP_ALREADY_ENABLED');
+    const now = Date.now();
+    if (!row?.pending_secret || (row.pending_expires_at ?? 0) <= now) throw new AppError('TWO_FACTOR_SETUP_REQUIRED');
+    const step = matchingStep(this.keys.open(row.pending_secret, context(userId)), code.trim(), now);
+    if (step === undefined) throw new AppError('INVALID_2FA_CODE');
+    const codes = newBackupCodes();
+    const hashes = await Promise.all(codes.map(hashBackupCode));
+    if (!(await this.repository.enable(userId, row.pending_secret, step, hashes, now))) throw new AppError('TOTP_ALREADY_ENABLED');
+    return codes;
+  }
+
+  async regenerate(userId: number): Promise<string[]> {
+    if (!(await this.isEnabled(userId))) throw new AppError('TWO_FACTOR_NOT_ENABLED');
+    const codes = newBackupCodes();
+    await this.repository.replaceBackupCodes(userId, await Promise.all(codes.map(hashBackupCode)), Date.now());
+    return codes;
+  }
+
+  async disable(userId: number, code: string): Promise<void> {
+    if (!(await this.isEnabled(userId))) throw new AppError('TWO_FACTOR_NOT_ENABLED');
+    await enforceLimit(this.limiter, AUTH_RATE_RULES.twoFactorCode, String(userId));
+    if (!(await this.acceptCode(userId, code))) throw new AppError('INVALID_2FA_CODE');
+    await this.repository.disable(userId);
+  }
+
+  /**
+   * A TOTP code (its step then spent) or an unused backup code (then spent). False for anything
+   * else, including a replayed step and a backup code used before.
+   */
+  async acceptCode(userId: number, input: string): Promise<boolean> {
+    const row = await this.repository.find(userId);
+    if (!row || !isOn(row) || row.secret === null) return false;
+    const code = input.replace(/\s/g, '');
+    if (/^\d{6}$/.test(code)) {
+      const step = matchingStep(this.keys.open(row.secret, context(userId)), code);
+      return step !== undefined && (await this.repository.claimStep(userId, step));
+    }
+    const normalized = normalizeBackupCode(code);
+    if (normalized === undefined) return false;
+    const stored = await this.repository.unusedBackupCodes(userId);
+    const matches = await Promise.all(stored.map((candidate) => backupCodeMatches(candidate.code_hash, normalized)));
+    const match = stored[matches.indexOf(true)];
+    return match !== undefined && (await this.repository.useBackupCode(match.id, Date.now()));
+  }
+}
+
+function isOn(row: TwoFactorRow | undefined): boolean {
+  return row !== undefined && row.enabled_at !== null;
+}
+
+/** Authenticated with each sealed secret, so a secret copied to another user's row does not open. */
+function context(userId: number): string {
+  return `two-factor:${userId}`;
+}

@@ -1,0 +1,55 @@
+import { Agent, request } from 'undici';
+import { IDENTITY_HEADERS } from '../../../platform/http/identity.ts';
+import type { UserAccess, UserDirectory } from './directory.ts';
+
+export interface RemoteUserDirectoryOptions {
+  /** Base URL of the auth service, e.g. http://auth:8080. */
+  authUrl: string;
+  internalToken: string;
+  timeoutMs?: number;
+}
+
+/** UserDirectory over HTTP for split mode: the auth service's internal user routes, with the internal token. */
+export class RemoteUserDirectory implements UserDirectory {
+  private readonly authUrl: string;
+  private readonly internalToken: string;
+  private readonly agent: Agent;
+  private readonly timeoutMs: number;
+
+  constructor(options: RemoteUserDirectoryOptions) {
+    this.authUrl = options.authUrl.replace(/\/$/, '');
+    this.internalToken = options.internalToken;
+    this.timeoutMs = options.timeoutMs ?? 5000;
+    this.agent = new Agent({ connections: 32, keepAliveTimeout: 30_000 });
+  }
+
+  get(id: number): Promise<UserAccess | undefined> {
+    return this.fetch(`/api/auth/internal/users/${encodeURIComponent(String(id))}`);
+  }
+
+  findByEmail(email: string): Promise<UserAccess | undefined> {
+    return this.fetch(`/api/auth/internal/users?email=${encodeURIComponent(email)}`);
+  }
+
+  close(): Promise<void> {
+    return this.agent.close();
+  }
+
+  private async fetch(path: string): Promise<UserAccess | undefined> {
+    const response = await request(`${this.authUrl}${path}`, {
+      dispatcher: this.agent,
+      headers: { [IDENTITY_HEADERS.internalToken]: this.internalToken, accept: 'application/json' },
+      headersTimeout: this.timeoutMs,
+      bodyTimeout: this.timeoutMs,
+    });
+    if (response.statusCode === 404) {
+      await response.body.dump();
+      return undefined;
+    }
+    if (response.statusCode !== 200) {
+      await response.body.dump();
+      throw new Error(`the auth service answered ${response.statusCode} for ${path.split('?')[0]}`);
+    }
+    return (await response.body.json()) as UserAccess;
+  }
+}

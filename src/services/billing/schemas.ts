@@ -1,0 +1,118 @@
+import { Type } from 'typebox';
+import type { Static } from 'typebox';
+import type { SubscriptionCheck } from './entitlement.ts';
+import type { SubscriptionRow } from './repository.ts';
+import type { WebhookResult } from './service.ts';
+
+export const ProviderName = Type.Union([Type.Literal('stripe'), Type.Literal('apple'), Type.Literal('google')]);
+
+export const SubscriptionStatusSchema = Type.Union([
+  Type.Literal('ACTIVE'),
+  Type.Literal('EXPIRED'),
+  Type.Literal('GRACE_PERIOD'),
+  Type.Literal('CANCELED'),
+  Type.Literal('PAST_DUE'),
+]);
+
+const Timestamp = Type.String({ format: 'date-time' });
+const OptionalTimestamp = Type.Union([Timestamp, Type.Null()]);
+
+export const Subscription = Type.Object({
+  id: Type.Integer(),
+  user_id: Type.Integer(),
+  provider: ProviderName,
+  plan_id: Type.String({ description: 'The provider\'s price or product id; empty when no provider message named it' }),
+  plan_name: Type.Union([Type.String(), Type.Null()]),
+  status: SubscriptionStatusSchema,
+  current_period_start: OptionalTimestamp,
+  current_period_end: OptionalTimestamp,
+  canceled_at: OptionalTimestamp,
+  created_at: Timestamp,
+});
+
+export const GetSubscriptionsResponse = Type.Object({
+  user_id: Type.Integer(),
+  app_account_token: Type.String({ format: 'uuid', description: 'Pass to StoreKit as appAccountToken so App Store notifications name this user' }),
+  subscriptions: Type.Array(Subscription),
+  has_active_subscription: Type.Boolean(),
+});
+
+export const CheckSubscriptionResponse = Type.Object({
+  user_id: Type.Integer(),
+  is_subscribed: Type.Boolean(),
+  status: Type.Union([SubscriptionStatusSchema, Type.Null()]),
+  provider: Type.Union([ProviderName, Type.Null()]),
+  plan_id: Type.Union([Type.String(), Type.Null()]),
+  expires_at: OptionalTimestamp,
+});
+
+export const WebhookResponse = Type.Object({
+  status: Type.Union([Type.Literal('processed'), Type.Literal('duplicate'), Type.Literal('skipped')]),
+  subscription_id: Type.Optional(Type.Integer()),
+  subscription_status: Type.Optional(SubscriptionStatusSchema),
+  reason: Type.Optional(Type.String()),
+});
+
+export const UserIdParams = Type.Object({ user_id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
+
+export const ByProviderParams = Type.Object({
+  provider: ProviderName,
+  subscription_id: Type.String({ minLength: 1, maxLength: 1024 }),
+});
+
+export const GooglePurchaseRequest = Type.Object(
+  {
+    purchaseToken: Type.String({ minLength: 1, maxLength: 1024, pattern: '^\\S+$' }),
+    productId: Type.String({ minLength: 1, maxLength: 255, pattern: '^\\S+$' }),
+  },
+  { additionalProperties: false },
+);
+
+export const GooglePurchaseResponse = Type.Object({
+  user_id: Type.Integer(),
+  product_id: Type.String(),
+  subscription: Type.Union([Subscription, Type.Null()], {
+    description: 'The record of this purchase, already there when Google\'s notifications arrived before the registration',
+  }),
+});
+
+function iso(millis: number | null): string | null {
+  return millis === null ? null : new Date(millis).toISOString();
+}
+
+export function toSubscription(row: SubscriptionRow): Static<typeof Subscription> {
+  return {
+    id: row.id,
+    user_id: row.user_id,
+    provider: row.provider,
+    plan_id: row.plan_id,
+    plan_name: row.plan_name,
+    status: row.status,
+    current_period_start: iso(row.current_period_start),
+    current_period_end: iso(row.current_period_end),
+    canceled_at: iso(row.canceled_at),
+    created_at: new Date(row.created_at).toISOString(),
+  };
+}
+
+export function toCheckResponse(check: SubscriptionCheck): Static<typeof CheckSubscriptionResponse> {
+  return {
+    user_id: check.userId,
+    is_subscribed: check.isSubscribed,
+    status: check.status,
+    provider: check.provider,
+    plan_id: check.planId,
+    expires_at: check.expiresAt?.toISOString() ?? null,
+  };
+}
+
+export function toWebhookResponse(result: WebhookResult): Static<typeof WebhookResponse> {
+  switch (result.status) {
+    case 'processed':
+      return { status: 'processed', subscription_id: result.subscriptionId, subscription_status: result.subscriptionStatus };
+    case 'duplicate':
+      return { status: 'duplicate', ...(result.subscriptionId === null ? {} : { subscription_id: result.subscriptionId }) };
+    case 'skipped':
+      return { status: 'skipped', reason: result.reason, ...(result.subscriptionId === null ? {} : { subscription_id: result.subscriptionId }) };
+  }
+}

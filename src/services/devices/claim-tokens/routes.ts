@@ -1,0 +1,111 @@
+import { Type } from 'typebox';
+import type { HttpApp } from '../../../platform/http/app.ts';
+import { requireIdentity } from '../../../platform/http/identity.ts';
+import type { FastifyRequest } from 'fastify';
+import type { UserDirectory } from '../../auth/users/directory.ts';
+import { assertAdministrator, resolveCaller } from '../callers.ts';
+import { errorResponses } from '../routes.ts';
+import {
+  ClaimTokenCreateRequest,
+  ClaimTokenListQuery,
+  ClaimTokenParams,
+  ClaimTokenSchema,
+  ClaimTokenUpdateRequest,
+} from '../schemas.ts';
+import type { ClaimTokenService } from './service.ts';
+
+const TAGS = ['devices'];
+
+/** Provisioning of claim tokens: administrators only. */
+export function registerClaimTokenRoutes(app: HttpApp, deps: { claimTokens: ClaimTokenService; users: UserDirectory }): void {
+  const { claimTokens, users } = deps;
+  const requireAdministrator = async (request: FastifyRequest) => assertAdministrator(await resolveCaller(users, requireIdentity(request).userId));
+
+  app.post(
+    '/api/devices/claim-tokens',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Provision a claim token (without uniqueId it is "not configured" until PUT)',
+        description: '409 CLAIM_TOKEN_EXISTS when a live token already names the uniqueId; 403 FORBIDDEN for non-administrators.',
+        body: ClaimTokenCreateRequest,
+        response: { 201: ClaimTokenSchema, ...errorResponses(400, 401, 403, 409) },
+      },
+    },
+    async (request, reply) => {
+      await requireAdministrator(request);
+      return reply.code(201).send(await claimTokens.create(request.body));
+    },
+  );
+
+  app.get(
+    '/api/devices/claim-tokens',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Claim tokens, oldest first, optionally by status or uniqueId',
+        description: '403 FORBIDDEN for non-administrators.',
+        querystring: ClaimTokenListQuery,
+        response: { 200: Type.Array(ClaimTokenSchema), ...errorResponses(400, 401, 403) },
+      },
+    },
+    async (request) => {
+      await requireAdministrator(request);
+      const { status, uniqueId, limit, offset } = request.query;
+      return claimTokens.list({ status, uniqueId, limit: limit ?? 100, offset: offset ?? 0 });
+    },
+  );
+
+  app.get(
+    '/api/devices/claim-tokens/:token',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'One claim token (case, dashes and spaces ignored)',
+        description: '404 CLAIM_TOKEN_NOT_FOUND; 403 FORBIDDEN for non-administrators.',
+        params: ClaimTokenParams,
+        response: { 200: ClaimTokenSchema, ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (request) => {
+      await requireAdministrator(request);
+      return claimTokens.get(request.params.token);
+    },
+  );
+
+  app.put(
+    '/api/devices/claim-tokens/:token',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Configure an unclaimed token: its uniqueId, modelCode or modelName',
+        description: '404 CLAIM_TOKEN_NOT_FOUND; 409 CLAIM_TOKEN_ALREADY_CLAIMED, CLAIM_TOKEN_REVOKED or CLAIM_TOKEN_EXISTS; 403 FORBIDDEN for non-administrators.',
+        params: ClaimTokenParams,
+        body: ClaimTokenUpdateRequest,
+        response: { 200: ClaimTokenSchema, ...errorResponses(400, 401, 403, 404, 409) },
+      },
+    },
+    async (request) => {
+      await requireAdministrator(request);
+      return claimTokens.configure(request.params.token, request.body);
+    },
+  );
+
+  app.delete(
+    '/api/devices/claim-tokens/:token',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Revoke a claim token for good (a claimed device stays with its owner)',
+        description: 'Revoking again changes nothing. 404 CLAIM_TOKEN_NOT_FOUND; 403 FORBIDDEN for non-administrators.',
+        params: ClaimTokenParams,
+        response: { 204: Type.Null(), ...errorResponses(401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      await requireAdministrator(request);
+      await claimTokens.revoke(request.params.token);
+      return reply.code(204).send(null);
+    },
+  );
+}

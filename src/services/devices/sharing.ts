@@ -1,0 +1,140 @@
+import { AppError } from '../../platform/http/errors.ts';
+import type { UserAccess, UserDirectory } from '../auth/users/directory.ts';
+import { NO_PERMISSIONS } from './access.ts';
+import type { DevicePermissions } from './access.ts';
+import { assertMayChangeDevices, resolveCaller } from './callers.ts';
+import type { DeviceRow, ShareRow } from './repository.ts';
+import type { DevicesStore } from './store.ts';
+import { isUniqueViolation } from './store.ts';
+import { isoOrNull, toFlags, toPermissions } from './views.ts';
+
+export interface ShareView {
+  deviceId: number;
+  userId: number;
+  email: string;
+  name: string | null;
+  permissions: DevicePermissions;
+  sharedBy: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface NewShare {
+  email: string;
+  permissions: Partial<DevicePermissions>;
+}
+
+/** Sharing a device with other users, each with their own permission flags. */
+export class SharingService {
+  private readonly store: DevicesStore;
+  private readonly users: UserDirectory;
+
+  constructor(store: DevicesStore, users: UserDirectory) {
+    this.store = store;
+    this.users = users;
+  }
+
+  async share(callerId: number, deviceId: number, input: NewShare): Promise<ShareView> {
+    const caller = await resolveCaller(this.users, callerId);
+    const device = await this.managedDevice(caller, deviceId);
+    const target = await this.users.findByEmail(input.email);
+    if (!target) throw new AppError('NOT_FOUND', 'No user has this e-mail address');
+    if (target.id === device.owner_id) throw new AppError('CANNOT_SHARE_WITH_OWNER');
+    if (await this.store.devices.findShare(deviceId, target.id)) throw new AppError('SHARE_EXISTS');
+    const now = Date.now();
+    try {
+      const row = await this.store.devices.insertShare({
+        device_id: deviceId,
+        user_id: target.id,
+        ...toFlags({ ...NO_PERMISSIONS, ...input.permissions }),
+        shared_by: caller.id,
+        created_at: now,
+        updated_at: now,
+      });
+      return toShareView(row, target);
+    } catch (error) {
+      if (isUniqueViolation(error)) throw new AppError('SHARE_EXISTS');
+      throw error;
+    }
+  }
+
+  async list(callerId: number, deviceId: number): Promise<ShareView[]> {
+    const caller = await resolveCaller(this.users, callerId);
+    await this.ownedDevice(caller, deviceId);
+    const rows = await this.store.devices.listShares(deviceId);
+    const users = await Promise.all(rows.map((row) => this.users.get(row.user_id)));
+    const views: ShareView[] = [];
+    rows.forEach((row, index) => {
+      const user = users[index];
+      // A user deleted a moment ago is dropped here; the user-deleted event removes the row.
+      if (user) views.push(toShareView(row, user));
+    });
+    return views;
+  }
+
+  /** Changes only the permissions named; the others keep their value. */
+  async update(callerId: number, deviceId: number, userId: number, permissions: Partial<DevicePermissions>): Promise<ShareView> {
+    const caller = await resolveCaller(this.users, callerId);
+    await this.managedDevice(caller, deviceId);
+    const share = await this.requireShare(deviceId, userId);
+    const merged = { ...toPermissions(share), ...permissions };
+    const row = await this.store.devices.updateShare(deviceId, userId, { ...toFlags(merged), updated_at: Date.now() });
+    const user = await this.users.get(userId);
+    if (!row || !user) throw new AppError('NOT_FOUND', 'The device is not shared with this user');
+    return toShareView(row, user);
+  }
+
+  /** The owner or an administrator ends a share; a user may also leave a share made to them. */
+  async remove(callerId: number, deviceId: number, userId: number): Promise<void> {
+    const caller = await resolveCaller(this.users, callerId);
+    const device = await this.requireDevice(deviceId);
+    if (caller.id === userId && device.owner_id !== caller.id) {
+      if (await this.store.devices.deleteShare(deviceId, userId)) return;
+      if (caller.administrator) throw new AppError('NOT_FOUND', 'The device is not shared with this user');
+      throw new AppError('FORBIDDEN', 'You have no access to this device');
+    }
+    await this.managedDevice(caller, deviceId);
+    if (!(await this.store.devices.deleteShare(deviceId, userId))) throw new AppError('NOT_FOUND', 'The device is not shared with this user');
+  }
+
+  /** The device exists (else 404) and the caller owns it or is an administrator (else 403). */
+  private async ownedDevice(caller: UserAccess, deviceId: number): Promise<DeviceRow> {
+    const device = await this.requireDevice(deviceId);
+    if (device.owner_id !== caller.id && !caller.administrator) {
+      throw new AppError('FORBIDDEN', 'Only the owner or an administrator may manage the shares of this device');
+    }
+    return device;
+  }
+
+  /** As ownedDevice, and the caller's account may change devices. */
+  private async managedDevice(caller: UserAccess, deviceId: number): Promise<DeviceRow> {
+    const device = await this.ownedDevice(caller, deviceId);
+    assertMayChangeDevices(caller);
+    return device;
+  }
+
+  private async requireDevice(deviceId: number): Promise<DeviceRow> {
+    const device = await this.store.devices.findById(deviceId);
+    if (!device) throw new AppError('NOT_FOUND', 'No such device');
+    return device;
+  }
+
+  private async requireShare(deviceId: number, userId: number): Promise<ShareRow> {
+    const share = await this.store.devices.findShare(deviceId, userId);
+    if (!share) throw new AppError('NOT_FOUND', 'The device is not shared with this user');
+    return share;
+  }
+}
+
+function toShareView(row: ShareRow, user: UserAccess): ShareView {
+  return {
+    deviceId: row.device_id,
+    userId: row.user_id,
+    email: user.email,
+    name: user.name,
+    permissions: toPermissions(row),
+    sharedBy: row.shared_by,
+    createdAt: isoOrNull(row.created_at) as string,
+    updatedAt: isoOrNull(row.updated_at) as string,
+  };
+}

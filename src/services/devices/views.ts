@@ -1,0 +1,81 @@
+import { ALL_PERMISSIONS } from './access.ts';
+import type { DeviceGrant, DevicePermissions, DeviceRecord, DeviceStatus, DeviceView } from './access.ts';
+import { formatClaimToken } from './claim-tokens/code.ts';
+import type { DeviceRow, DeviceWithToken, ShareFlags } from './repository.ts';
+
+export function isoOrNull(epochMs: number | null): string | null {
+  return epochMs === null ? null : new Date(epochMs).toISOString();
+}
+
+export function toPermissions(flags: ShareFlags): DevicePermissions {
+  return {
+    position: flags.position === 1,
+    events: flags.events === 1,
+    geofences: flags.geofences === 1,
+    notifications: flags.notifications === 1,
+    commands: flags.commands === 1,
+  };
+}
+
+export function toFlags(permissions: DevicePermissions): ShareFlags {
+  return {
+    position: permissions.position ? 1 : 0,
+    events: permissions.events ? 1 : 0,
+    geofences: permissions.geofences ? 1 : 0,
+    notifications: permissions.notifications ? 1 : 0,
+    commands: permissions.commands ? 1 : 0,
+  };
+}
+
+export function toRecord(row: DeviceRow): DeviceRecord {
+  return {
+    id: row.id,
+    name: row.name,
+    uniqueId: row.unique_id,
+    status: row.status as DeviceStatus,
+    lastUpdate: row.last_update,
+    positionId: row.position_id,
+    phone: row.phone,
+    model: row.model,
+    contact: row.contact,
+    category: row.category,
+    disabled: row.disabled === 1,
+    expirationTime: row.expiration_time,
+    groupId: row.group_id,
+    calendarId: row.calendar_id,
+    attributes: JSON.parse(row.attributes) as Record<string, unknown>,
+    ownerId: row.owner_id,
+  };
+}
+
+/** How one user relates to a device: the per-user half of a DeviceView. */
+export type Viewpoint = Pick<DeviceGrant, 'isOwner' | 'permissions' | 'sharedBy'>;
+
+export const OWNER_VIEWPOINT: Viewpoint = { isOwner: true, permissions: ALL_PERMISSIONS };
+/** An administrator reaching a device that is not theirs: every permission, nobody shared it. */
+export const ADMINISTRATOR_VIEWPOINT: Viewpoint = { isOwner: false, permissions: ALL_PERMISSIONS };
+
+/** The spec Device as one user sees it: the claim token only for its owner, sharedBy only for others. */
+export function toView(row: DeviceWithToken, viewpoint: Viewpoint): DeviceView {
+  return {
+    id: row.id,
+    name: row.name,
+    uniqueId: row.unique_id,
+    status: row.status as DeviceStatus,
+    lastUpdate: isoOrNull(row.last_update),
+    positionId: row.position_id,
+    phone: row.phone,
+    model: row.model,
+    contact: row.contact,
+    category: row.category,
+    disabled: row.disabled === 1,
+    expirationTime: isoOrNull(row.expiration_time),
+    groupId: row.group_id,
+    calendarId: row.calendar_id,
+    attributes: JSON.parse(row.attributes) as Record<string, unknown>,
+    ...(viewpoint.isOwner && row.claim_token ? { claimToken: formatClaimToken(row.claim_token) } : {}),
+    isOwner: viewpoint.isOwner,
+    permissions: { ...viewpoint.permissions },
+    ...(!viewpoint.isOwner && viewpoint.sharedBy !== undefined ? { sharedBy: viewpoint.sharedBy } : {}),
+  };
+}

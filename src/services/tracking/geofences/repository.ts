@@ -1,0 +1,49 @@
+import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
+import { chunksOf } from '../chunks.ts';
+import type { GeofencesTable, TrackingTables } from '../tables.ts';
+
+export type GeofenceRow = Selectable<GeofencesTable>;
+
+const ID_CHUNK = 10_000;
+
+export class GeofenceRepository {
+  private readonly db: Kysely<TrackingTables>;
+
+  constructor(db: Kysely<TrackingTables>) {
+    this.db = db;
+  }
+
+  async insert(values: Insertable<GeofencesTable>): Promise<GeofenceRow> {
+    return this.db.insertInto('geofences').values(values).returningAll().executeTakeFirstOrThrow();
+  }
+
+  async update(id: number, changes: Updateable<GeofencesTable>): Promise<GeofenceRow | undefined> {
+    return this.db.updateTable('geofences').set(changes).where('id', '=', id).returningAll().executeTakeFirst();
+  }
+
+  async delete(id: number): Promise<boolean> {
+    const result = await this.db.deleteFrom('geofences').where('id', '=', id).executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
+  }
+
+  findById(id: number): Promise<GeofenceRow | undefined> {
+    return this.db.selectFrom('geofences').selectAll().where('id', '=', id).executeTakeFirst();
+  }
+
+  /** The geofences of these owners, ascending by id. */
+  async listOfOwners(ownerIds: readonly number[]): Promise<GeofenceRow[]> {
+    const rows: GeofenceRow[] = [];
+    for (const chunk of chunksOf(ownerIds, ID_CHUNK)) {
+      rows.push(...(await this.db.selectFrom('geofences').selectAll().where('owner_id', 'in', chunk).execute()));
+    }
+    return rows.sort((a, b) => a.id - b.id);
+  }
+
+  listAll(): Promise<GeofenceRow[]> {
+    return this.db.selectFrom('geofences').selectAll().orderBy('id').execute();
+  }
+
+  async deleteOfOwner(ownerId: number): Promise<void> {
+    await this.db.deleteFrom('geofences').where('owner_id', '=', ownerId).execute();
+  }
+}

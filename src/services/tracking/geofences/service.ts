@@ -1,0 +1,207 @@
+import { randomUUID } from 'node:crypto';
+import type { Updateable } from 'kysely';
+import type { EventBus } from '../../../platform/bus.ts';
+import { AppError } from '../../../platform/http/errors.ts';
+import type { UserDirectory } from '../../auth/users/directory.ts';
+import type { DeviceAccess, DeviceAccessApi } from '../../devices/access.ts';
+import { requireWriter } from '../access.ts';
+import type { GeofencesChanged } from '../domain-events.ts';
+import { AreaError, formatArea, parseArea } from '../geo/index.ts';
+import type { LatLon } from '../geo/index.ts';
+import type { TrackingStore } from '../store.ts';
+import type { GeofencesTable } from '../tables.ts';
+import { GeofenceIndexes } from './index-cache.ts';
+import type { GeofenceRow } from './repository.ts';
+
+export const MAX_ATTRIBUTES_BYTES = 16_384;
+
+/** The Geofence of spec §2.6. */
+export interface GeofenceView {
+  id: number;
+  name: string;
+  description: string | null;
+  area: string;
+  calendarId: number | null;
+  attributes: Record<string, unknown>;
+}
+
+export interface GeofenceInput {
+  name: string;
+  area: string;
+  description?: string | null;
+  calendarId?: number | null;
+  attributes?: Record<string, unknown>;
+}
+
+export type GeofenceChanges = Partial<GeofenceInput>;
+
+export interface GeofenceListQuery {
+  /** Whose geofences (administrators: anyone; others: only themselves). */
+  userId?: number;
+  /** Also every geofence that applies to a device shared with that user with the geofences permission. */
+  all?: boolean;
+}
+
+function toView(row: GeofenceRow): GeofenceView {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    area: row.area,
+    calendarId: row.calendar_id,
+    attributes: JSON.parse(row.attributes) as Record<string, unknown>,
+  };
+}
+
+/** The owners whose geofences apply to a device shared with the user with the geofences permission. */
+function sharingOwners(access: DeviceAccess): Set<number> {
+  return new Set(access.grants.filter((grant) => !grant.isOwner && grant.permissions.geofences).map((grant) => grant.ownerId));
+}
+
+/**
+ * The normalised area text, or 400 INVALID_AREA saying what is wrong and where. A LINESTRING's
+ * buffer width (attributes.polylineDistance) is checked with it.
+ */
+export function normaliseArea(text: string, attributes: Record<string, unknown>): string {
+  const width = attributes.polylineDistance;
+  if (width !== undefined && !(typeof width === 'number' && Number.isFinite(width) && width >= 0)) {
+    throw new AppError('INVALID_AREA', `attributes.polylineDistance must be a number of metres >= 0, got ${String(JSON.stringify(width)).slice(0, 40)}`);
+  }
+  try {
+    return formatArea(parseArea(text));
+  } catch (error) {
+    if (error instanceof AreaError) throw new AppError('INVALID_AREA', error.message);
+    throw error;
+  }
+}
+
+function attributesText(attributes: Record<string, unknown>): string {
+  const text = JSON.stringify(attributes);
+  if (Buffer.byteLength(text) > MAX_ATTRIBUTES_BYTES) {
+    const message = `must serialise to at most ${MAX_ATTRIBUTES_BYTES} bytes`;
+    throw new AppError('VALIDATION_FAILED', `/body/attributes ${message}`, { details: [{ path: '/body/attributes', message }] });
+  }
+  return text;
+}
+
+/**
+ * Geofences belong to their creator and apply to every device the creator owns (DESIGN §5.4).
+ * Reading: the owner, administrators, and users shared a device of the owner with the geofences
+ * permission. Changing: the owner and administrators.
+ */
+export class GeofenceService {
+  private readonly store: TrackingStore;
+  private readonly devices: DeviceAccessApi;
+  private readonly users: UserDirectory;
+  private readonly bus: EventBus;
+  private readonly indexes: GeofenceIndexes;
+  /** Tells this process's own change events from other processes' (see 'tracking.geofences.changed'). */
+  private readonly origin = randomUUID();
+
+  constructor(store: TrackingStore, devices: DeviceAccessApi, users: UserDirectory, bus: EventBus) {
+    this.store = store;
+    this.devices = devices;
+    this.users = users;
+    this.bus = bus;
+    this.indexes = new GeofenceIndexes((ownerId) => store.geofences.listOfOwners([ownerId]));
+  }
+
+  async list(userId: number, scope: object, query: GeofenceListQuery): Promise<GeofenceView[]> {
+    const access = await this.devices.accessFor(userId, scope);
+    const subjectId = query.userId ?? userId;
+    if (subjectId !== userId && !access.administrator) throw new AppError('FORBIDDEN', 'Only administrators may list the geofences of another user');
+    if (!query.all) return (await this.store.geofences.listOfOwners([subjectId])).map(toView);
+    const subject = subjectId === userId ? access : await this.devices.accessFor(subjectId);
+    if (subject.administrator) return (await this.store.geofences.listAll()).map(toView);
+    const owners = sharingOwners(subject).add(subjectId);
+    return (await this.store.geofences.listOfOwners([...owners])).map(toView);
+  }
+
+  async get(userId: number, scope: object, geofenceId: number): Promise<GeofenceView> {
+    const { row } = await this.readable(userId, scope, geofenceId);
+    return toView(row);
+  }
+
+  async create(userId: number, input: GeofenceInput): Promise<GeofenceView> {
+    await requireWriter(this.users, userId);
+    const attributes = input.attributes ?? {};
+    const now = Date.now();
+    const row = await this.store.geofences.insert({
+      owner_id: userId,
+      name: input.name,
+      description: input.description ?? null,
+      area: normaliseArea(input.area, attributes),
+      calendar_id: input.calendarId ?? null,
+      attributes: attributesText(attributes),
+      created_at: now,
+      updated_at: now,
+    });
+    this.indexes.put(row);
+    await this.announce(row.owner_id);
+    return toView(row);
+  }
+
+  async update(userId: number, scope: object, geofenceId: number, changes: GeofenceChanges): Promise<GeofenceView> {
+    const { row } = await this.changeable(userId, scope, geofenceId);
+    const update: Updateable<GeofencesTable> = { updated_at: Date.now() };
+    if (changes.name !== undefined) update.name = changes.name;
+    if (changes.description !== undefined) update.description = changes.description;
+    if (changes.calendarId !== undefined) update.calendar_id = changes.calendarId;
+    if (changes.attributes !== undefined) update.attributes = attributesText(changes.attributes);
+    if (changes.area !== undefined || changes.attributes !== undefined) {
+      update.area = normaliseArea(changes.area ?? row.area, changes.attributes ?? (JSON.parse(row.attributes) as Record<string, unknown>));
+    }
+    const updated = await this.store.geofences.update(geofenceId, update);
+    if (!updated) throw new AppError('NOT_FOUND', 'No such geofence');
+    this.indexes.put(updated);
+    await this.announce(updated.owner_id);
+    return toView(updated);
+  }
+
+  async delete(userId: number, scope: object, geofenceId: number): Promise<void> {
+    const { row } = await this.changeable(userId, scope, geofenceId);
+    if (await this.store.geofences.delete(geofenceId)) {
+      this.indexes.remove(row.owner_id, geofenceId);
+      await this.announce(row.owner_id);
+    }
+  }
+
+  /** See TrackingApi.geofencesContaining. */
+  containing(ownerId: number, point: LatLon): Promise<number[]> {
+    return this.indexes.containing(ownerId, point);
+  }
+
+  /** The account is gone, and its geofences with it (idempotent; runs in every process). */
+  async removeUser(userId: number): Promise<void> {
+    await this.store.geofences.deleteOfOwner(userId);
+    this.indexes.forget(userId);
+  }
+
+  /** Another process changed an owner's geofences: this process's index of them is stale. */
+  onChanged(event: GeofencesChanged): void {
+    if (event.origin !== this.origin) this.indexes.forget(event.ownerId);
+  }
+
+  private announce(ownerId: number): Promise<void> {
+    return this.bus.publish('tracking.geofences.changed', { ownerId, origin: this.origin });
+  }
+
+  /** 404 when no such geofence, 403 when the caller may not see it. */
+  private async readable(userId: number, scope: object, geofenceId: number): Promise<{ row: GeofenceRow; access: DeviceAccess }> {
+    const row = await this.store.geofences.findById(geofenceId);
+    if (!row) throw new AppError('NOT_FOUND', 'No such geofence');
+    const access = await this.devices.accessFor(userId, scope);
+    if (row.owner_id !== userId && !access.administrator && !sharingOwners(access).has(row.owner_id)) {
+      throw new AppError('FORBIDDEN', 'You may not see this geofence');
+    }
+    return { row, access };
+  }
+
+  /** As readable, and 403 unless the caller owns the geofence or is an administrator (and may write at all). */
+  private async changeable(userId: number, scope: object, geofenceId: number): Promise<{ row: GeofenceRow }> {
+    const { row, access } = await this.readable(userId, scope, geofenceId);
+    if (row.owner_id !== userId && !access.administrator) throw new AppError('FORBIDDEN', 'Only the owner may change this geofence');
+    await requireWriter(this.users, userId);
+    return { row };
+  }
+}

@@ -1,0 +1,57 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { createHttpApp } from '../../../platform/http/app.ts';
+import { AppError } from '../../../platform/http/errors.ts';
+import { decodeOsmAnd } from '../protocols/osmand.ts';
+import { ProtocolError } from '../protocols/types.ts';
+import type { IngestSink } from './sink.ts';
+import type { Listener } from './tcp-server.ts';
+
+/**
+ * The OsmAnd protocol (Traccar Client and OsmAnd-compatible apps): one report per HTTP request,
+ * as a query string, a form body or Traccar Client's JSON. 200 once the position is durable,
+ * 400 for a report without an id or location, 404 for an unknown or disabled device.
+ */
+export async function listenOsmAnd(options: {
+  port: number;
+  host: string;
+  sink: IngestSink;
+  log: FastifyBaseLogger;
+  logLevel: string;
+}): Promise<Listener> {
+  const { sink } = options;
+  const app = createHttpApp({ logLevel: options.logLevel === 'info' ? 'warn' : options.logLevel, bodyLimit: 64 * 1024, trustProxy: undefined });
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+
+  app.route({
+    method: ['GET', 'POST'],
+    url: '/*',
+    handler: async (request, reply) => {
+      let message;
+      try {
+        message = decodeOsmAnd(
+          {
+            query: request.query as Record<string, string | string[] | undefined>,
+            contentType: request.headers['content-type'],
+            body: request.body as Buffer | undefined,
+          },
+          new Date(),
+        );
+      } catch (error) {
+        if (error instanceof ProtocolError) throw new AppError('BAD_REQUEST', error.message);
+        throw error;
+      }
+      const device = await sink.identify(message.uniqueId);
+      if (!device) throw new AppError('NOT_FOUND', 'Unknown or disabled device');
+      sink.connected(device);
+      await sink.accept(device, 'osmand', message, new Date());
+      reply.code(200).send();
+    },
+  });
+  await app.listen({ port: options.port, host: options.host });
+  const address = app.server.address();
+  return {
+    port: typeof address === 'object' && address ? address.port : options.port,
+    close: () => app.close(),
+  };
+}

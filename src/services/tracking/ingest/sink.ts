@@ -1,0 +1,18 @@
+import type { DecodedMessage } from '../protocols/types.ts';
+
+/** A device as ingestion knows it once its uniqueId is accepted. */
+export interface IngestDevice {
+  id: number;
+  uniqueId: string;
+}
+
+/** Where the protocol servers hand decoded messages; the pipeline implements it. */
+export interface IngestSink {
+  /** The device with this uniqueId when it may send (known and not disabled), else undefined. */
+  identify(uniqueId: string): Promise<IngestDevice | undefined>;
+  /** Stores what the message carries; resolves only once it is durable, so the caller may acknowledge it. */
+  accept(device: IngestDevice, protocol: string, message: DecodedMessage, receivedAt: Date): Promise<void>;
+  /** A device's TCP session opened or ended (status online/offline). */
+  connected(device: IngestDevice): void;
+  disconnected(device: IngestDevice): void;
+}

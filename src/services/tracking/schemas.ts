@@ -1,0 +1,119 @@
+import { Type } from 'typebox';
+import { EVENT_TYPES } from './events/types.ts';
+import { MAX_AREA_TEXT_LENGTH } from './geo/index.ts';
+
+/** Request and response schemas of the tracking routes (validation, serialisation and /openapi.json). */
+
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
+
+const Id = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
+const IsoTime = Type.String({ format: 'date-time' });
+/** A bound of a time range in a query: ISO 8601 with a time zone (RFC 3339). */
+const QueryTime = Type.String({ format: 'date-time', maxLength: 64, description: 'ISO 8601 date-time with time zone, inclusive' });
+const AnyObject = Type.Record(Type.String(), Type.Unknown());
+
+/** The shared error body (documented in the OpenAPI output). */
+export const ErrorSchema = Type.Object({
+  statusCode: Type.Integer(),
+  error: Type.String(),
+  code: Type.String(),
+  message: Type.String(),
+  details: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
+});
+
+/** Error responses a route documents, by status. */
+export function errorResponses(...statuses: number[]): Record<number, typeof ErrorSchema> {
+  return Object.fromEntries(statuses.map((status) => [status, ErrorSchema]));
+}
+
+export const PositionSchema = Type.Object({
+  id: Type.Integer(),
+  deviceId: Type.Integer(),
+  protocol: Nullable(Type.String()),
+  serverTime: Nullable(IsoTime),
+  deviceTime: Nullable(IsoTime),
+  fixTime: Nullable(IsoTime),
+  valid: Type.Boolean(),
+  latitude: Type.Number(),
+  longitude: Type.Number(),
+  altitude: Type.Number({ description: 'Metres' }),
+  speed: Type.Number({ description: 'Knots' }),
+  course: Type.Number({ description: 'Degrees' }),
+  accuracy: Type.Number({ description: 'Metres' }),
+  address: Nullable(Type.String()),
+  attributes: AnyObject,
+});
+
+export const PositionQuery = Type.Object({
+  deviceId: Type.Optional(Id),
+  id: Type.Optional(Type.Array(Id, { maxItems: 100, description: 'Repeatable: positions by id' })),
+  from: Type.Optional(QueryTime),
+  to: Type.Optional(QueryTime),
+});
+
+export const PositionDeleteQuery = Type.Object({ deviceId: Id, from: QueryTime, to: QueryTime });
+
+export const EventTypeSchema = Type.Union(EVENT_TYPES.map((type) => Type.Literal(type)));
+
+export const EventSchema = Type.Object({
+  id: Type.Integer(),
+  type: Type.String(),
+  eventTime: Nullable(IsoTime),
+  deviceId: Type.Integer(),
+  positionId: Nullable(Type.Integer()),
+  geofenceId: Nullable(Type.Integer()),
+  maintenanceId: Nullable(Type.Integer()),
+  attributes: AnyObject,
+});
+
+export const EventQuery = Type.Object({
+  deviceId: Type.Optional(Id),
+  from: Type.Optional(QueryTime),
+  to: Type.Optional(QueryTime),
+  type: Type.Optional(Type.Array(EventTypeSchema, { maxItems: EVENT_TYPES.length, description: 'Repeatable: any of these event types' })),
+});
+
+export const IdParams = Type.Object({ id: Id });
+
+/** Text with at least one visible character. */
+const Text = (maxLength: number) => Type.String({ minLength: 1, maxLength, pattern: '\\S' });
+const Attributes = Type.Record(Type.String({ maxLength: 128 }), Type.Unknown(), {
+  maxProperties: 100,
+  description: 'Free-form settings (at most 100 keys, 16 KiB as JSON); polylineDistance is the LINESTRING buffer in metres (default 25)',
+});
+const AreaText = Type.String({
+  minLength: 1,
+  maxLength: MAX_AREA_TEXT_LENGTH,
+  description: 'CIRCLE (lat lon, radius_m) | POLYGON ((lat lon, …, lat lon)) closed | LINESTRING (lat lon, lat lon, …)',
+});
+
+export const GeofenceSchema = Type.Object({
+  id: Type.Integer(),
+  name: Type.String(),
+  description: Nullable(Type.String()),
+  area: Type.String({ description: 'Normalised area text' }),
+  calendarId: Nullable(Type.Integer()),
+  attributes: AnyObject,
+});
+
+const GeofenceOptionalFields = {
+  description: Type.Optional(Nullable(Type.String({ maxLength: 512 }))),
+  calendarId: Type.Optional(Nullable(Id)),
+  attributes: Type.Optional(Attributes),
+};
+
+export const GeofenceCreateRequest = Type.Object({ name: Text(128), area: AreaText, ...GeofenceOptionalFields }, { additionalProperties: false });
+
+export const GeofenceUpdateRequest = Type.Object(
+  { name: Type.Optional(Text(128)), area: Type.Optional(AreaText), ...GeofenceOptionalFields },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+export const GeofenceListQuery = Type.Object({
+  userId: Type.Optional(Id),
+  all: Type.Optional(
+    Type.Union([Type.Literal('true'), Type.Literal('false'), Type.Literal('1'), Type.Literal('0')], {
+      description: 'Every geofence the user may see: also those applying to devices shared with the geofences permission (administrators: all)',
+    }),
+  ),
+});

@@ -1,0 +1,35 @@
+import type { Kysely } from 'kysely';
+import type { Engine } from '../../platform/db/database.ts';
+import { EventRepository } from './events/repository.ts';
+import { GeofenceRepository } from './geofences/repository.ts';
+import { PositionRepository } from './positions/repository.ts';
+import type { TrackingTables } from './tables.ts';
+
+export interface TrackingRepositories {
+  positions: PositionRepository;
+  events: EventRepository;
+  geofences: GeofenceRepository;
+}
+
+/** The module's repositories, outside or inside one transaction. */
+export class TrackingStore implements TrackingRepositories {
+  readonly positions: PositionRepository;
+  readonly events: EventRepository;
+  readonly geofences: GeofenceRepository;
+  private readonly db: Kysely<TrackingTables>;
+  private readonly engine: Engine;
+
+  constructor(db: Kysely<TrackingTables>, engine: Engine) {
+    this.db = db;
+    this.engine = engine;
+    this.positions = new PositionRepository(db, engine);
+    this.events = new EventRepository(db);
+    this.geofences = new GeofenceRepository(db);
+  }
+
+  transaction<T>(work: (repositories: TrackingRepositories) => Promise<T>): Promise<T> {
+    return this.db.transaction().execute((trx) =>
+      work({ positions: new PositionRepository(trx, this.engine), events: new EventRepository(trx), geofences: new GeofenceRepository(trx) }),
+    );
+  }
+}

@@ -1,0 +1,64 @@
+import type { Generated } from 'kysely';
+
+/** The tables the tracking module owns; no other module reads them. Times are epoch milliseconds. */
+export interface TrackingTables {
+  positions: PositionsTable;
+  events: EventsTable;
+  latest_positions: LatestPositionsTable;
+  geofences: GeofencesTable;
+}
+
+export interface PositionsTable {
+  id: Generated<number>;
+  /** A device of the devices module (no foreign key: devices may live in another database). */
+  device_id: number;
+  protocol: string | null;
+  server_time: number;
+  device_time: number | null;
+  fix_time: number;
+  /** 0/1. */
+  valid: number;
+  latitude: number;
+  longitude: number;
+  altitude: number;
+  /** Knots. */
+  speed: number;
+  course: number;
+  accuracy: number;
+  address: string | null;
+  /** JSON object, always written by this module with JSON.stringify. */
+  attributes: string;
+}
+
+export interface EventsTable {
+  id: Generated<number>;
+  type: string;
+  event_time: number;
+  device_id: number;
+  position_id: number | null;
+  geofence_id: number | null;
+  maintenance_id: number | null;
+  /** JSON object. */
+  attributes: string;
+}
+
+export interface LatestPositionsTable {
+  device_id: number;
+  position_id: number;
+  fix_time: number;
+}
+
+export interface GeofencesTable {
+  id: Generated<number>;
+  /** The user who created it (auth module); the geofence applies to every device this user owns. */
+  owner_id: number;
+  name: string;
+  description: string | null;
+  /** Normalised area text (formatArea). */
+  area: string;
+  calendar_id: number | null;
+  /** JSON object. */
+  attributes: string;
+  created_at: number;
+  updated_at: number;
+}

@@ -1,0 +1,269 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, it } from 'node:test';
+import { promisify } from 'node:util';
+import { loadConfig } from '../../../src/config.ts';
+import { openDatabase } from '../../../src/platform/db/database.ts';
+import { createServer } from '../../../src/server.ts';
+import { runUserCommand } from '../../../src/services/auth/cli.ts';
+import { verifyPassword } from '../../../src/services/auth/users/passwords.ts';
+import { RemoteUserDirectory } from '../../../src/services/auth/users/remote-directory.ts';
+import { describeEachEngine } from '../../support/engines.ts';
+import { startTestServer, TEST_INTERNAL_TOKEN } from '../../support/server.ts';
+import type { TestServer } from '../../support/server.ts';
+import { assertError, createUser, login, PASSWORD, signIn, storedUser } from './support/auth.ts';
+import type { SignedIn } from './support/auth.ts';
+
+const ADMIN_EMAIL = 'root@example.com';
+const ADMIN_PASSWORD = 'Admin-Password-2025';
+const CLI = path.resolve(import.meta.dirname, '../../../src/cli/main.ts');
+const run = promisify(execFile);
+
+describeEachEngine('auth administrators', (engine) => {
+  let server: TestServer;
+  let admin: SignedIn;
+  before(async () => {
+    server = await startTestServer(engine, { RATE_LIMITS: 'off', ADMIN_EMAIL, ADMIN_PASSWORD });
+    admin = await signIn(server, ADMIN_EMAIL, ADMIN_PASSWORD);
+  });
+  after(() => server.dispose());
+
+  const list = (query: string, bearer = admin.bearer) => server.app.inject({ url: `/api/auth/users${query}`, headers: bearer });
+  const put = (id: number, payload: unknown, bearer = admin.bearer) =>
+    server.app.inject({ method: 'PUT', url: `/api/auth/users/${id}`, headers: bearer, payload: payload as object });
+
+  it('ADMIN_EMAIL/ADMIN_PASSWORD ensure a verified administrator at start', async () => {
+    const profile = (await server.app.inject({ url: '/api/auth/profile', headers: admin.bearer })).json();
+    assert.equal(profile.administrator, true);
+    assert.equal(profile.attributes.emailVerified, true);
+  });
+
+  it('refuses to start with a weak ADMIN_PASSWORD', { skip: engine.name !== 'sqlite' && 'checked once' }, async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'trackstack-weak-admin-'));
+    const database = openDatabase({ engine: 'sqlite', file: ':memory:' });
+    try {
+      const config = loadConfig({ DATA_DIR: dataDir, DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'silent', ADMIN_EMAIL: 'weak@example.com', ADMIN_PASSWORD: 'password', OSMAND_PORT: '0', GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0' });
+      await assert.rejects(createServer(config, { database }), /ADMIN_PASSWORD: The password must contain an uppercase letter/);
+    } finally {
+      await database.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('ensuring an existing account makes it an enabled, verified administrator and keeps its password', async () => {
+    const id = await createUser(server, { email: 'promoted@example.com', verified: false });
+    await server.database!.db.updateTable('users').set({ disabled: 1 }).where('id', '=', id).execute();
+    await server.auth!.api.accounts.ensureAdministrator('promoted@example.com', 'Other-Password-99');
+    const user = await server.auth!.api.users.get(id);
+    assert.equal(user?.administrator, true);
+    assert.equal(user?.disabled, false);
+    assert.equal((await login(server, 'promoted@example.com')).statusCode, 200, 'password kept, verified');
+  });
+
+  it('lists accounts a page at a time and searches by e-mail', async () => {
+    for (const name of ['alpha', 'beta', 'gamma']) await createUser(server, { email: `${name}.search@list.example` });
+    await createUser(server, { email: 'percent%sign@list.example' });
+    const page = await list('?search=SEARCH@LIST&limit=2&page=1');
+    assert.equal(page.statusCode, 200, page.body);
+    assert.equal(page.json().total, 3);
+    assert.equal(page.json().page, 1);
+    assert.equal(page.json().limit, 2);
+    assert.deepEqual(page.json().users.map((user: { email: string }) => user.email), ['alpha.search@list.example', 'beta.search@list.example']);
+    const second = (await list('?search=search@list&limit=2&page=2')).json();
+    assert.deepEqual(second.users.map((user: { email: string }) => user.email), ['gamma.search@list.example']);
+    assert.equal((await list('?search=%25sign')).json().total, 1, '% is matched literally');
+    assert.equal((await list('?search=_')).json().total, 0, '_ is matched literally');
+    const all = (await list('')).json();
+    assert.equal(all.limit, 50);
+    assert.ok(all.total >= 5);
+    assert.ok(all.users.every((user: { attributes: object }) => 'twoFactorEnabled' in user.attributes));
+    for (const query of ['?limit=0', '?limit=101', '?page=0', '?page=x', `?search=${'a'.repeat(255)}`]) {
+      assertError(await list(query), 400, 'VALIDATION_FAILED');
+    }
+  });
+
+  it('non-administrators get 403 and change nothing', async () => {
+    const id = await createUser(server, { email: 'plain@example.com' });
+    const plain = await signIn(server, 'plain@example.com');
+    assertError(await list('', plain.bearer), 403, 'FORBIDDEN');
+    assertError(await server.app.inject({ url: `/api/auth/users/${id}`, headers: plain.bearer }), 403, 'FORBIDDEN');
+    assertError(await put(id, { administrator: true }, plain.bearer), 403, 'FORBIDDEN');
+    assert.equal((await storedUser(server, 'plain@example.com'))?.administrator, false);
+    assertError(await list('', {} as { authorization: string }), 401, 'UNAUTHORIZED');
+  });
+
+  it('sets every access flag; other modules see them through the user directory', async () => {
+    const id = await createUser(server, { email: 'flags@example.com' });
+    const response = await put(id, { readonly: true, deviceReadonly: true, limitCommands: true, administrator: true });
+    assert.equal(response.statusCode, 200, response.body);
+    const user = response.json();
+    assert.deepEqual(
+      [user.readonly, user.deviceReadonly, user.limitCommands, user.administrator, user.disabled, user.expirationTime],
+      [true, true, true, true, false, null],
+    );
+    assert.deepEqual((await server.app.inject({ url: `/api/auth/users/${id}`, headers: admin.bearer })).json(), user);
+    const seen = await server.auth!.api.users.get(id);
+    assert.equal(seen?.deviceReadonly, true);
+    assert.equal(seen?.limitCommands, true);
+    assert.equal(seen?.readonly, true);
+    const cleared = (await put(id, { readonly: false })).json();
+    assert.equal(cleared.readonly, false);
+    assert.equal(cleared.deviceReadonly, true, 'absent fields stay');
+  });
+
+  it('disabling signs the user out everywhere at once; enabling lets them sign in again', async () => {
+    const id = await createUser(server, { email: 'to-disable@example.com' });
+    const session = await signIn(server, 'to-disable@example.com');
+    assert.equal((await put(id, { disabled: true })).json().disabled, true);
+    assertError(await server.app.inject({ url: '/api/auth/profile', headers: session.bearer }), 401, 'INVALID_TOKEN');
+    assertError(await server.app.inject({ url: '/api/auth/validate', headers: session.bearer }), 401, 'INVALID_TOKEN');
+    assertError(await server.app.inject({ method: 'POST', url: '/api/auth/refresh', payload: { refreshToken: session.refreshToken } }), 401, 'INVALID_TOKEN');
+    assertError(await login(server, 'to-disable@example.com'), 403, 'ACCOUNT_DISABLED');
+    await put(id, { disabled: false });
+    assert.equal((await login(server, 'to-disable@example.com')).statusCode, 200);
+  });
+
+  it('an expiration time in the past ends the sessions; in the future it is kept; null clears it', async () => {
+    const id = await createUser(server, { email: 'to-expire@example.com' });
+    const session = await signIn(server, 'to-expire@example.com');
+    assert.equal((await server.app.inject({ url: '/api/auth/validate', headers: session.bearer })).statusCode, 200);
+    const future = new Date(Date.now() + 86_400_000).toISOString();
+    assert.equal((await put(id, { expirationTime: future })).json().expirationTime, future);
+    assert.equal((await server.app.inject({ url: '/api/auth/validate', headers: session.bearer })).statusCode, 200);
+    const past = new Date(Date.now() - 1000).toISOString();
+    assert.equal((await put(id, { expirationTime: past })).json().expirationTime, past);
+    assertError(await server.app.inject({ url: '/api/auth/validate', headers: session.bearer }), 401, 'INVALID_TOKEN');
+    assertError(await login(server, 'to-expire@example.com'), 403, 'ACCOUNT_EXPIRED');
+    assert.equal((await put(id, { expirationTime: null })).json().expirationTime, null);
+    assert.equal((await login(server, 'to-expire@example.com')).statusCode, 200);
+  });
+
+  it('refuses to lock an administrator out of their own account, and bad input, changing nothing', async () => {
+    for (const payload of [{ disabled: true }, { administrator: false }, { expirationTime: new Date(Date.now() + 60_000).toISOString() }]) {
+      assertError(await put(admin.userId, payload), 400, 'CANNOT_CHANGE_OWN_ACCESS');
+    }
+    assert.equal((await put(admin.userId, { limitCommands: false })).statusCode, 200, 'harmless own changes are fine');
+    const id = await createUser(server, { email: 'put-bad@example.com' });
+    for (const payload of [{ disabled: 'yes' }, { expirationTime: 'tomorrow' }, { expirationTime: 5 }, { email: 'x@example.com' }, { attributes: {} }]) {
+      assertError(await put(id, payload), 400, 'VALIDATION_FAILED');
+    }
+    assertError(await put(999_999, { disabled: true }), 404, 'USER_NOT_FOUND');
+    assertError(await server.app.inject({ url: '/api/auth/users/999999', headers: admin.bearer }), 404, 'USER_NOT_FOUND');
+    assertError(await server.app.inject({ url: '/api/auth/users/abc', headers: admin.bearer }), 400, 'VALIDATION_FAILED');
+    const stored = await server.auth!.api.users.get(id);
+    assert.deepEqual([stored?.disabled, stored?.expirationTime], [false, null]);
+    assert.equal((await server.auth!.api.users.get(admin.userId))?.administrator, true);
+  });
+
+  it('internal user routes are never reachable through the gateway', async () => {
+    const response = await server.app.inject({ url: `/api/auth/internal/users/${admin.userId}`, headers: { 'x-internal-token': TEST_INTERNAL_TOKEN } });
+    assertError(response, 404, 'NOT_FOUND');
+  });
+});
+
+describeEachEngine('auth internal user routes and the remote user directory (split mode)', (engine) => {
+  let server: TestServer;
+  let directory: RemoteUserDirectory;
+  before(async () => {
+    server = await startTestServer(engine, { SERVICES: 'auth', RATE_LIMITS: 'off' });
+    await server.app.listen({ port: 0, host: '127.0.0.1' });
+    const address = server.app.server.address() as { port: number };
+    directory = new RemoteUserDirectory({ authUrl: `http://127.0.0.1:${address.port}`, internalToken: TEST_INTERNAL_TOKEN });
+  });
+  after(async () => {
+    await directory.close();
+    await server.dispose();
+  });
+
+  it('answers what the local directory answers, and undefined for unknown users', async () => {
+    const id = await createUser(server, { email: 'Remote@Example.com', name: 'Remote' });
+    await server.database!.db.updateTable('users').set({ device_readonly: 1, expiration_time: 1_900_000_000_000 }).where('id', '=', id).execute();
+    const local = await server.auth!.api.users.get(id);
+    assert.deepEqual(await directory.get(id), local);
+    assert.deepEqual(await directory.findByEmail('REMOTE@example.com'), local);
+    assert.equal(local?.deviceReadonly, true);
+    assert.equal(local?.expirationTime, 1_900_000_000_000);
+    assert.equal(await directory.get(987_654), undefined);
+    assert.equal(await directory.findByEmail('nobody@example.com'), undefined);
+  });
+
+  it('refuses callers without the internal token', async () => {
+    const id = await createUser(server, { email: 'remote-guard@example.com' });
+    assertError(await server.app.inject({ url: `/api/auth/internal/users/${id}` }), 403, 'FORBIDDEN');
+    assertError(await server.app.inject({ url: `/api/auth/internal/users/${id}`, headers: { 'x-internal-token': 'wrong' } }), 403, 'FORBIDDEN');
+    const stranger = new RemoteUserDirectory({ authUrl: directory['authUrl'], internalToken: 'not-the-internal-token-at-all-0123' });
+    await assert.rejects(stranger.get(id), /403/);
+    await stranger.close();
+  });
+});
+
+describeEachEngine('auth CLI: user create', (engine) => {
+  let dataDir: string;
+  let url: string;
+  let dispose: () => Promise<void>;
+  before(async () => {
+    dataDir = mkdtempSync(path.join(tmpdir(), 'trackstack-cli-'));
+    if (engine.name === 'sqlite') {
+      url = `sqlite:${path.join(dataDir, 'cli.db')}`;
+      dispose = async () => {};
+    } else {
+      const created = await engine.createDatabase();
+      url = created.url;
+      dispose = created.dispose;
+    }
+  });
+  after(async () => {
+    await dispose();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  const spawnCli = (...args: string[]) =>
+    run(process.execPath, [CLI, 'user', ...args], { env: { PATH: process.env.PATH, DATA_DIR: dataDir, DATABASE_URL: url } }).then(
+      (result) => ({ code: 0, ...result }),
+      (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
+    );
+  const command = (...args: string[]) => runUserCommand(loadConfig({ DATA_DIR: dataDir, DATABASE_URL: url }), args);
+
+  it('creates a verified administrator, refuses duplicates and weak passwords, generates a password when none is given', async () => {
+    const created = await spawnCli('create', '--admin', '--email', 'Ops@Example.com', '--password', PASSWORD, '--name', 'Ops');
+    assert.equal(created.code, 0, created.stderr);
+    assert.match(created.stdout, /Created administrator ops@example.com/);
+    const duplicate = await command('create', '--email', 'ops@example.com', '--password', PASSWORD);
+    assert.equal(duplicate.exitCode, 1);
+    assert.match(duplicate.output, /already exists/);
+    const weak = await command('create', '--email', 'weak@example.com', '--password', 'password');
+    assert.equal(weak.exitCode, 1);
+    assert.match(weak.output, /uppercase/);
+    const generated = await command('create', '--email', 'generated@example.com');
+    assert.equal(generated.exitCode, 0, generated.output);
+    const password = /Password: (\S+)/.exec(generated.output)?.[1];
+    assert.ok(password);
+    for (const args of [[], ['create'], ['delete', '--email', 'a@example.com'], ['create', '--email', 'not-an-address'], ['create', '--mail', 'x']]) {
+      assert.equal((await command(...args)).exitCode, 1, args.join(' '));
+    }
+
+    const database = openDatabase(engine.name === 'sqlite' ? { engine: 'sqlite', file: url.slice('sqlite:'.length) } : { engine: 'postgres', url });
+    try {
+      const rows = (await database.db.selectFrom('users').selectAll().orderBy('id').execute()) as {
+        email: string;
+        administrator: number;
+        email_verified_at: number | null;
+        name: string;
+        password_hash: string;
+      }[];
+      assert.deepEqual(rows.map((row) => row.email), ['ops@example.com', 'generated@example.com']);
+      const [ops, gen] = rows;
+      assert.equal(ops?.administrator, 1);
+      assert.equal(ops?.name, 'Ops');
+      assert.notEqual(ops?.email_verified_at, null);
+      assert.equal(await verifyPassword(ops!.password_hash, PASSWORD), true);
+      assert.equal(gen?.administrator, 0);
+      assert.equal(await verifyPassword(gen!.password_hash, password), true);
+    } finally {
+      await database.close();
+    }
+  });
+});

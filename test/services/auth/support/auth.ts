@@ -1,0 +1,69 @@
+import assert from 'node:assert/strict';
+import type { LightMyRequestResponse } from 'fastify';
+import { Secret, TOTP } from 'otpauth';
+import type { TestServer } from '../../../support/server.ts';
+
+/** Meets every password rule. */
+export const PASSWORD = 'Sturdy-Lantern-42';
+
+export interface SignedIn {
+  userId: number;
+  accessToken: string;
+  refreshToken: string;
+  bearer: { authorization: string };
+}
+
+/** A user made directly through the account service (no mail, no rate limit). */
+export async function createUser(
+  server: TestServer,
+  user: { email: string; password?: string; verified?: boolean; administrator?: boolean; name?: string },
+): Promise<number> {
+  const row = await server.auth!.api.accounts.create({
+    email: user.email,
+    password: user.password ?? PASSWORD,
+    name: user.name ?? null,
+    administrator: user.administrator,
+    emailVerified: user.verified ?? true,
+  });
+  return row.id;
+}
+
+export function postJson(server: TestServer, url: string, payload: unknown, headers: Record<string, string> = {}) {
+  return server.app.inject({ method: 'POST', url, payload: payload as object, headers });
+}
+
+export function login(server: TestServer, email: string, password = PASSWORD, headers: Record<string, string> = {}) {
+  return postJson(server, '/api/auth/login', { email, password }, headers);
+}
+
+/** Logs in through POST /login and expects the 200 answer. */
+export async function signIn(server: TestServer, email: string, password = PASSWORD): Promise<SignedIn> {
+  const response = await login(server, email, password);
+  assert.equal(response.statusCode, 200, response.body);
+  const body = response.json();
+  return { userId: body.user.id, accessToken: body.accessToken, refreshToken: body.refreshToken, bearer: { authorization: `Bearer ${body.accessToken}` } };
+}
+
+export function cookie(response: LightMyRequestResponse, name: string) {
+  return (response.cookies as { name: string; value: string; path?: string; maxAge?: number; httpOnly?: boolean; sameSite?: string; secure?: boolean; expires?: Date }[]).find(
+    (candidate) => candidate.name === name,
+  );
+}
+
+export function totpAt(base32Secret: string, timestamp: number): string {
+  return TOTP.generate({ secret: Secret.fromBase32(base32Secret), algorithm: 'SHA1', digits: 6, period: 30, timestamp });
+}
+
+/** The error body every failure shares: asserts status and code. */
+export function assertError(response: LightMyRequestResponse, status: number, code: string): void {
+  assert.equal(response.statusCode, status, response.body);
+  const body = response.json();
+  assert.equal(body.code, code, response.body);
+  assert.equal(body.statusCode, status);
+  assert.equal(typeof body.message, 'string');
+}
+
+/** Reads the user row as stored, to prove a refused request changed nothing. */
+export async function storedUser(server: TestServer, email: string) {
+  return server.auth!.api.users.findByEmail(email);
+}

@@ -1,0 +1,89 @@
+import assert from 'node:assert/strict';
+import type { LightMyRequestResponse } from 'fastify';
+import { EventBus } from '../../../../src/platform/bus.ts';
+import type { ModuleContext } from '../../../../src/platform/module.ts';
+import { createDevicesModule } from '../../../../src/services/devices/module.ts';
+import type { DeviceAccessApi } from '../../../../src/services/devices/access.ts';
+import type { NewPosition } from '../../../../src/services/tracking/api.ts';
+import { createTrackingModule } from '../../../../src/services/tracking/module.ts';
+import type { TrackingModule } from '../../../../src/services/tracking/module.ts';
+import { TEST_INTERNAL_TOKEN } from '../../../support/server.ts';
+import type { TestLogin, TestServer } from '../../../support/server.ts';
+
+export const ALL = { position: true, events: true, geofences: true, notifications: true, commands: true };
+export const NONE = { position: false, events: false, geofences: false, notifications: false, commands: false };
+
+/**
+ * The tracking module's internal interface on the test server's database, for storing positions
+ * and events until ingestion exists: a second instance of the devices and tracking modules. It
+ * shares the server's bus, so it hears geofence changes and deletions as another process would.
+ */
+export async function trackingInstance(server: TestServer): Promise<{ tracking: TrackingModule; devices: DeviceAccessApi }> {
+  const database = server.database;
+  const users = server.auth?.api.users;
+  assert.ok(database && users);
+  const ctx: ModuleContext = { config: server.config, database, bus: server.bus, log: server.app.log, internalToken: TEST_INTERNAL_TOKEN };
+  // The devices instance gets a bus of its own: the server's devices module already handles account deletions.
+  const devices = await createDevicesModule({ ...ctx, bus: new EventBus(server.app.log) }, { users });
+  const tracking = await createTrackingModule(ctx, { devices: devices.api, users });
+  return { tracking, devices: devices.api };
+}
+
+export interface TestUser extends TestLogin {
+  email: string;
+}
+
+export async function signIn(server: TestServer, email: string, administrator = false): Promise<TestUser> {
+  return { ...(await server.login({ email, administrator })), email };
+}
+
+export async function createDevice(server: TestServer, owner: TestLogin, uniqueId: string): Promise<number> {
+  const response = await server.app.inject({ method: 'POST', url: '/api/devices/', headers: owner.authorization, payload: { name: `Tracker ${uniqueId}`, uniqueId } });
+  assert.equal(response.statusCode, 201, response.body);
+  return response.json().id as number;
+}
+
+export async function share(server: TestServer, owner: TestLogin, deviceId: number, email: string, permissions: Partial<typeof ALL>): Promise<void> {
+  const response = await server.app.inject({
+    method: 'POST',
+    url: `/api/devices/${deviceId}/shares`,
+    headers: owner.authorization,
+    payload: { email, permissions: { ...NONE, ...permissions } },
+  });
+  assert.equal(response.statusCode, 201, response.body);
+}
+
+export function get(server: TestServer, url: string, user: TestLogin, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
+  return server.app.inject({ method: 'GET', url, headers: { ...user.authorization, ...headers } });
+}
+
+export function assertError(response: LightMyRequestResponse, status: number, code: string, message?: RegExp): void {
+  assert.equal(response.statusCode, status, response.body);
+  const body = response.json();
+  assert.equal(body.code, code, response.body);
+  if (message) assert.match(body.message, message);
+}
+
+export const T0 = Date.parse('2025-03-01T00:00:00.000Z');
+export const iso = (ms: number) => new Date(ms).toISOString();
+
+/** A position of the device at T0 + `offsetMs`, with a few recognisable fields. */
+export function position(deviceId: number, offsetMs: number, overrides: Partial<NewPosition> = {}): NewPosition {
+  return {
+    deviceId,
+    protocol: 'osmand',
+    serverTime: T0 + offsetMs + 500,
+    deviceTime: T0 + offsetMs,
+    fixTime: T0 + offsetMs,
+    valid: true,
+    latitude: 52.5 + offsetMs / 1e9,
+    longitude: 13.4,
+    altitude: 34,
+    speed: 10,
+    course: 90,
+    accuracy: 5,
+    address: null,
+    attributes: { sat: 7 },
+    ...overrides,
+  };
+}

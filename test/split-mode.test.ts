@@ -1,0 +1,103 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { request } from 'undici';
+import { testEngines } from './support/engines.ts';
+import type { TestDatabase } from './support/engines.ts';
+import { startProcess } from './support/processes.ts';
+import type { RunningProcess } from './support/processes.ts';
+import { TEST_INTERNAL_TOKEN } from './support/server.ts';
+
+const ADMIN = { email: 'split-admin@example.com', password: 'Split-Mode-Password-1' };
+const NO_DEVICE_PORTS = { OSMAND_PORT: '0', GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0' };
+
+async function call(url: string, options: { method?: 'GET' | 'POST' | 'DELETE'; headers?: Record<string, string>; body?: unknown } = {}) {
+  const response = await request(url, {
+    method: options.method ?? 'GET',
+    headers: { ...(options.body ? { 'content-type': 'application/json' } : {}), ...options.headers },
+    body: options.body ? JSON.stringify(options.body) : undefined,
+  });
+  const text = await response.body.text();
+  return { status: response.statusCode, body: text ? JSON.parse(text) : undefined };
+}
+
+for (const engine of testEngines()) {
+  describe(`split mode: a gateway and two service processes [${engine.name}]`, () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'trackstack-split-'));
+    let testDatabase: TestDatabase | undefined;
+    const running: RunningProcess[] = [];
+    let authBilling: RunningProcess;
+    let devicesTracking: RunningProcess;
+    let gateway: RunningProcess;
+
+    before(async () => {
+      let databaseUrl = `sqlite:${path.join(dataDir, 'shared.db')}`;
+      if (engine.name === 'postgres') {
+        testDatabase = await engine.createDatabase();
+        databaseUrl = testDatabase.url;
+      }
+      const shared = { DATA_DIR: dataDir, DATABASE_URL: databaseUrl, INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, PUBLIC_URL: 'http://localhost:8080', ...NO_DEVICE_PORTS };
+      authBilling = await startProcess({ ...shared, SERVICES: 'auth,billing', ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password });
+      running.push(authBilling);
+      devicesTracking = await startProcess({ ...shared, SERVICES: 'devices,tracking', AUTH_URL: authBilling.url });
+      running.push(devicesTracking);
+      gateway = await startProcess({
+        ...shared,
+        SERVICES: 'gateway',
+        AUTH_URL: authBilling.url,
+        BILLING_URL: authBilling.url,
+        DEVICES_URL: devicesTracking.url,
+        TRACKING_URL: devicesTracking.url,
+      });
+      running.push(gateway);
+    });
+    after(async () => {
+      await Promise.all(running.map((process) => process.stop()));
+      await testDatabase?.dispose();
+      rmSync(dataDir, { recursive: true, force: true });
+    });
+
+    it('routes each path to the process that owns it', async () => {
+      assert.deepEqual((await call(`${gateway.url}/api/auth/health`)).body.service, 'auth');
+      assert.deepEqual((await call(`${gateway.url}/api/devices/health`)).body.service, 'device');
+      assert.deepEqual((await call(`${gateway.url}/api/tracking/health`)).body.service, 'tracking');
+      assert.deepEqual((await call(`${gateway.url}/health`)).body.service, 'billing');
+    });
+
+    it('carries a login, an authenticated device request and a logout through the gateway', async () => {
+      const login = await call(`${gateway.url}/api/auth/login`, { method: 'POST', body: ADMIN });
+      assert.equal(login.status, 200, JSON.stringify(login.body));
+      const headers = { authorization: `Bearer ${login.body.accessToken}` };
+
+      const created = await call(`${gateway.url}/api/devices/`, { method: 'POST', headers, body: { name: 'Split tracker', uniqueId: 'split-0001' } });
+      assert.equal(created.status, 201, JSON.stringify(created.body));
+      const listed = await call(`${gateway.url}/api/devices/`, { headers });
+      assert.equal(listed.status, 200);
+      assert.deepEqual(
+        listed.body.map((device: { uniqueId: string; isOwner: boolean }) => [device.uniqueId, device.isOwner]),
+        [['split-0001', true]],
+      );
+
+      assert.equal((await call(`${gateway.url}/api/auth/logout`, { method: 'DELETE', headers })).status, 204);
+      // Without Redis the gateway learns revocations by polling the auth service every second.
+      let status = 0;
+      for (let attempt = 0; attempt < 40 && status !== 401; attempt++) {
+        status = (await call(`${gateway.url}/api/devices/`, { headers })).status;
+        if (status !== 401) await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      assert.equal(status, 401, 'the logged-out token is refused by the gateway');
+    });
+
+    it('refuses a forged X-User-Id sent straight to a service', async () => {
+      const forged = await call(`${devicesTracking.url}/api/devices/`, { headers: { 'x-user-id': '1' } });
+      assert.equal(forged.status, 401);
+      assert.equal(forged.body.code, 'UNAUTHORIZED');
+      const wrongSecret = await call(`${devicesTracking.url}/api/devices/`, { headers: { 'x-user-id': '1', 'x-internal-token': 'y'.repeat(40) } });
+      assert.equal(wrongSecret.status, 401);
+      const internal = await call(`${gateway.url}/api/auth/internal/users/1`, { headers: { 'x-internal-token': TEST_INTERNAL_TOKEN } });
+      assert.equal(internal.status, 404, 'internal routes are not reachable through the gateway');
+    });
+  });
+}
