@@ -24,9 +24,11 @@ import type { AuthModule } from './services/auth/module.ts';
 import type { UserDirectory } from './services/auth/users/directory.ts';
 import { RemoteUserDirectory } from './services/auth/users/remote-directory.ts';
 import { billingMigrations, createBillingModule } from './services/billing/module.ts';
+import type { BillingModule } from './services/billing/module.ts';
 import { createDevicesModule, devicesMigrations } from './services/devices/module.ts';
 import type { DevicesModule } from './services/devices/module.ts';
 import { createTrackingModule, trackingMigrations } from './services/tracking/module.ts';
+import type { TrackingModule } from './services/tracking/module.ts';
 
 /** Migrations of every module, in dependency order (auth at the bottom). */
 export const MODULE_MIGRATIONS: Record<ServiceName, ModuleMigrations> = {
@@ -41,7 +43,11 @@ export interface Server {
   config: Config;
   database: Database | undefined;
   bus: EventBus;
+  /** The modules this process runs, for in-process callers such as the CLI, tests and benchmarks. */
   auth: AuthModule | undefined;
+  devices: DevicesModule | undefined;
+  tracking: TrackingModule | undefined;
+  billing: BillingModule | undefined;
   /** Stops accepting, finishes in-flight requests, then releases modules, Redis and the database. */
   close(): Promise<void>;
 }
@@ -66,6 +72,9 @@ export async function createServer(config: Config, options: ServerOptions = {}):
   const cleanups: (() => Promise<void> | void)[] = [];
   const modules: ServiceModule[] = [];
   let auth: AuthModule | undefined;
+  let devices: DevicesModule | undefined;
+  let tracking: TrackingModule | undefined;
+  let billing: BillingModule | undefined;
 
   try {
     if (database) {
@@ -73,10 +82,9 @@ export async function createServer(config: Config, options: ServerOptions = {}):
       const ctx: ModuleContext = { config, database, bus, log: app.log, internalToken };
       if (config.services.includes('auth')) modules.push((auth = await createAuthModule(ctx)));
       const users = auth?.api.users ?? remoteUsers(config, internalToken, cleanups);
-      let devices: DevicesModule | undefined;
       if (config.services.includes('devices')) modules.push((devices = await createDevicesModule(ctx, { users })));
-      if (config.services.includes('tracking')) modules.push(await createTrackingModule(ctx, { devices: devices?.api, users }));
-      if (config.services.includes('billing')) modules.push(await createBillingModule(ctx, { users }));
+      if (config.services.includes('tracking')) modules.push((tracking = await createTrackingModule(ctx, { devices: devices?.api, users })));
+      if (config.services.includes('billing')) modules.push((billing = await createBillingModule(ctx, { users })));
     }
 
     await app.register(cookie);
@@ -115,6 +123,9 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     database,
     bus,
     auth,
+    devices,
+    tracking,
+    billing,
     async close() {
       await app.close();
       for (const module of [...modules].reverse()) await module.stop?.();
