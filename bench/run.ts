@@ -4,7 +4,10 @@ import path from 'node:path';
 import { request } from 'undici';
 import { startProcess } from '../test/support/processes.ts';
 import type { RunningProcess } from '../test/support/processes.ts';
+import { benchAuth } from './auth.ts';
 import { comparePair, measureThroughput } from './measure.ts';
+import type { Throughput } from './measure.ts';
+import { benchTracking } from './tracking.ts';
 
 /**
  * `npm run bench`: every figure is a ratio against a baseline measured in the same run, on the
@@ -30,6 +33,9 @@ async function login(baseUrl: string): Promise<string> {
   return body.accessToken;
 }
 
+/** The baseline's best run, for the sections that report a ratio to it. */
+let baselineBest: Throughput | undefined;
+
 async function benchGateway(baseline: RunningProcess, app: RunningProcess, token: string): Promise<Figure[]> {
   const { baseline: a, candidate: b, ratio } = await comparePair(
     ROUNDS,
@@ -37,11 +43,22 @@ async function benchGateway(baseline: RunningProcess, app: RunningProcess, token
     () => measureThroughput({ url: `${app.url}/api/devices/`, headers: { authorization: `Bearer ${token}` } }),
   );
   if (b.non2xx > 0 || b.errors > 0) throw new Error(`GET /api/devices/ failed during the run: ${b.non2xx} non-2xx, ${b.errors} errors`);
+  baselineBest = a;
   return [
     { name: '(a) bare Fastify JSON route', value: `${a.requestsPerSecond.toFixed(0)} req/s` },
     { name: '(b) GET /api/devices/ through the gateway, bearer', value: `${b.requestsPerSecond.toFixed(0)} req/s` },
     { name: 'ratio b/a (target >= 0.5)', value: ratio.toFixed(2) },
   ];
+}
+
+async function benchAuthSection(): Promise<Figure[]> {
+  const figures = await benchAuth();
+  const rendered = figures.map((figure) => ({ name: figure.name.replace(/^auth: /, ''), value: `${figure.value} ${figure.unit}` }));
+  const validate = figures.find((figure) => figure.unit === 'req/s');
+  if (validate && baselineBest) {
+    rendered.splice(1, 0, { name: 'ratio validate / bare Fastify route', value: (validate.value / baselineBest.requestsPerSecond).toFixed(2) });
+  }
+  return rendered;
 }
 
 const dataDir = mkdtempSync(path.join(tmpdir(), 'trackstack-bench-'));
@@ -63,7 +80,11 @@ try {
   processes.push(app);
   const token = await login(app.url);
 
-  const sections: [string, () => Promise<Figure[]>][] = [['Gateway', () => benchGateway(baseline, app, token)]];
+  const sections: [string, () => Promise<Figure[]>][] = [
+    ['Gateway', () => benchGateway(baseline, app, token)],
+    ['Auth', () => benchAuthSection()],
+    ['Tracking', () => benchTracking({ baseUrl: app.url, token, dataDir, databaseUrl: `sqlite:${path.join(dataDir, 'trackstack.db')}` })],
+  ];
   for (const [title, run] of sections) {
     console.log(`\n${title}`);
     for (const figure of await run()) console.log(`  ${figure.name.padEnd(56)} ${figure.value}`);

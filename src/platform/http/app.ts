@@ -71,7 +71,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       const incoming = request.headers['x-request-id'];
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as HttpApp;
 
   app.setValidatorCompiler(validatorCompiler());

@@ -26,7 +26,8 @@ export interface BillingModule extends ServiceModule {
 export interface BillingDependencies {
   /**
    * Tells administrators and whether a user exists: the auth module's directory in-process, a remote one in split
-   * mode. Undefined until that is wired: administrators are then not recognised and user ids are not checked.
+   * mode. Undefined without either (split mode without AUTH_URL): administrators are then not recognised and
+   * user ids are not checked.
    */
   users: UserDirectory | undefined;
 }

@@ -40,7 +40,7 @@ export interface UserSubscriptions {
 
 export interface BillingServiceOptions {
   repository: BillingRepository;
-  /** Undefined while billing runs without a user directory (split mode before a remote directory is wired). */
+  /** Undefined when billing runs without a user directory (split mode without AUTH_URL). */
   users: UserDirectory | undefined;
   bus: EventBus;
   log: FastifyBaseLogger;
