@@ -1,5 +1,11 @@
 import autocannon from 'autocannon';
 
+/** One line of the bench report. */
+export interface Figure {
+  name: string;
+  value: string;
+}
+
 export interface Throughput {
   requestsPerSecond: number;
   non2xx: number;

@@ -5,7 +5,9 @@ import { request } from 'undici';
 import { startProcess } from '../test/support/processes.ts';
 import type { RunningProcess } from '../test/support/processes.ts';
 import { benchAuth } from './auth.ts';
+import { benchIngestion } from './ingestion.ts';
 import { comparePair, measureThroughput } from './measure.ts';
+import type { Figure } from './measure.ts';
 import type { Throughput } from './measure.ts';
 import { benchTracking } from './tracking.ts';
 
@@ -17,10 +19,6 @@ import { benchTracking } from './tracking.ts';
 const ADMIN = { email: 'bench-admin@example.com', password: 'Bench-Password-1' };
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 
-interface Figure {
-  name: string;
-  value: string;
-}
 
 async function login(baseUrl: string): Promise<string> {
   const response = await request(`${baseUrl}/api/auth/login`, {
@@ -84,6 +82,7 @@ try {
     ['Gateway', () => benchGateway(baseline, app, token)],
     ['Auth', () => benchAuthSection()],
     ['Tracking', () => benchTracking({ baseUrl: app.url, token, dataDir, databaseUrl: `sqlite:${path.join(dataDir, 'trackstack.db')}` })],
+    ['Ingestion', () => benchIngestion()],
   ];
   for (const [title, run] of sections) {
     console.log(`\n${title}`);

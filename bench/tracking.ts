@@ -13,6 +13,7 @@ import type { NewPosition, TrackingApi } from '../src/services/tracking/api.ts';
 import { createTrackingModule } from '../src/services/tracking/module.ts';
 import { HISTORY_LIMIT } from '../src/services/tracking/positions/service.ts';
 import { measureThroughput } from './measure.ts';
+import type { Figure } from './measure.ts';
 
 /**
  * Tracking figures: a 100 000-position history served as JSON against the raw SELECT (plus
@@ -31,10 +32,6 @@ export interface TrackingBenchContext {
   databaseUrl: string;
 }
 
-interface Figure {
-  name: string;
-  value: string;
-}
 
 const USER = { email: 'bench-tracking@example.com', password: 'Bench-Tracking-1' };
 const DEVICES = 1_000;

@@ -85,9 +85,18 @@ export interface Config {
   };
   devicePorts: { osmand: number; gt06: number; teltonika: number; h02: number };
   statusTimeout: number;
+  /** Group commit of ingested positions: a flush writes at most `batchSize` rows, waiting at most `batchDelay` ms for them. */
+  ingest: { batchSize: number; batchDelay: number };
+  /** EVENT_DEFAULTS: server-wide defaults of the event rules by setting name (names checked by the tracking module). */
+  eventDefaults: Record<string, number | boolean>;
 }
 
 type Env = Record<string, string | undefined>;
+
+/** Hosts of this machine, the only ones a provider URL may reach over plain http. */
+export function isLoopbackHost(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127(\.\d{1,3}){3}$/.test(hostname);
+}
 
 /** Reads every variable once, validating as it goes; the first bad value throws ConfigError. */
 export function loadConfig(env: Env = process.env): Config {
@@ -153,22 +162,22 @@ export function loadConfig(env: Env = process.env): Config {
       google: {
         clientId: googleClientId,
         clientSecret: read.optional('OIDC_GOOGLE_CLIENT_SECRET'),
-        issuer: read.url('OIDC_GOOGLE_ISSUER', 'https://accounts.google.com', ['http:', 'https:']),
+        issuer: read.providerUrl('OIDC_GOOGLE_ISSUER', 'https://accounts.google.com'),
         audiences: read.list('OIDC_GOOGLE_AUDIENCES', googleClientId ? [googleClientId] : []),
       },
       facebook: {
         clientId: read.optional('OIDC_FACEBOOK_CLIENT_ID'),
         clientSecret: read.optional('OIDC_FACEBOOK_CLIENT_SECRET'),
-        authUrl: read.url('OIDC_FACEBOOK_AUTH_URL', 'https://www.facebook.com/v19.0/dialog/oauth', ['http:', 'https:']),
-        tokenUrl: read.url('OIDC_FACEBOOK_TOKEN_URL', 'https://graph.facebook.com/v19.0/oauth/access_token', ['http:', 'https:']),
-        userinfoUrl: read.url('OIDC_FACEBOOK_USERINFO_URL', 'https://graph.facebook.com/me?fields=id,name,email', ['http:', 'https:']),
+        authUrl: read.providerUrl('OIDC_FACEBOOK_AUTH_URL', 'https://www.facebook.com/v19.0/dialog/oauth'),
+        tokenUrl: read.providerUrl('OIDC_FACEBOOK_TOKEN_URL', 'https://graph.facebook.com/v19.0/oauth/access_token'),
+        userinfoUrl: read.providerUrl('OIDC_FACEBOOK_USERINFO_URL', 'https://graph.facebook.com/me?fields=id,name,email'),
       },
       apple: {
         clientId: read.optional('OIDC_APPLE_CLIENT_ID'),
         teamId: read.optional('OIDC_APPLE_TEAM_ID'),
         keyId: read.optional('OIDC_APPLE_KEY_ID'),
         privateKeyPem: read.pem('OIDC_APPLE_PRIVATE_KEY'),
-        issuer: read.url('OIDC_APPLE_ISSUER', 'https://appleid.apple.com', ['http:', 'https:']),
+        issuer: read.providerUrl('OIDC_APPLE_ISSUER', 'https://appleid.apple.com'),
       },
     },
     stripe: { webhookSecret: read.optional('STRIPE_WEBHOOK_SECRET') },
@@ -192,6 +201,11 @@ export function loadConfig(env: Env = process.env): Config {
       h02: read.int('H02_PORT', 5013, 0, 65535),
     },
     statusTimeout: read.int('STATUS_TIMEOUT', 600, 1, 86_400 * 365),
+    ingest: {
+      batchSize: read.int('INGEST_BATCH_SIZE', 1000, 1, 10_000),
+      batchDelay: read.int('INGEST_BATCH_DELAY', 2, 0, 1000),
+    },
+    eventDefaults: read.settings('EVENT_DEFAULTS'),
   };
 }
 
@@ -245,6 +259,20 @@ class EnvReader {
     return value;
   }
 
+  /** `name=value` pairs separated by commas; a value is a number >= 0, true or false. */
+  settings(name: string): Record<string, number | boolean> {
+    const settings: Record<string, number | boolean> = {};
+    for (const pair of this.list(name, [])) {
+      const match = /^([A-Za-z][A-Za-z0-9]*)\s*=\s*(\S+)$/.exec(pair);
+      if (!match) throw new ConfigError(name, `expected name=value pairs separated by commas, got '${pair}'`);
+      const [, key, raw] = match as unknown as [string, string, string];
+      if (raw === 'true' || raw === 'false') settings[key] = raw === 'true';
+      else if (/^\d+(\.\d+)?$/.test(raw)) settings[key] = Number(raw);
+      else throw new ConfigError(name, `${key}: expected a number >= 0, true or false, got '${raw}'`);
+    }
+    return settings;
+  }
+
   list(name: string, fallback: string[]): string[] {
     const raw = this.optional(name);
     if (raw === undefined) return fallback;
@@ -268,6 +296,16 @@ class EnvReader {
 
   url(name: string, fallback: string, protocols: string[]): string {
     return this.optionalUrl(name, protocols) ?? fallback;
+  }
+
+  /** A social-login provider's URL: https, or http only on this machine (a local IdP in tests or development). */
+  providerUrl(name: string, fallback: string): string {
+    const value = this.url(name, fallback, ['http:', 'https:']);
+    const url = new URL(value);
+    if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
+      throw new ConfigError(name, `must be an https URL (http only for localhost), got '${value}'`);
+    }
+    return value;
   }
 
   secret(name: string, minLength: number): string | undefined {

@@ -71,6 +71,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
   const database = config.services.length > 0 ? (options.database ?? openDatabase(config.database)) : undefined;
   const cleanups: (() => Promise<void> | void)[] = [];
   const modules: ServiceModule[] = [];
+  const started: ServiceModule[] = [];
   let auth: AuthModule | undefined;
   let devices: DevicesModule | undefined;
   let tracking: TrackingModule | undefined;
@@ -110,8 +111,13 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     const missing = Object.fromEntries(Object.entries(config.upstreams).filter(([name]) => !config.services.includes(name as ServiceName)));
     if (config.gateway && Object.keys(missing).length > 0) await installProxy(app, missing);
     await app.ready();
-    for (const module of modules) await module.start?.();
+    for (const module of modules) {
+      await module.start?.();
+      started.push(module);
+    }
   } catch (error) {
+    for (const module of started.reverse()) await module.stop?.().catch(() => {});
+    for (const cleanup of cleanups) await cleanup();
     await Promise.allSettled([app.close(), ...redis.map((connection) => connection.quit())]);
     if (ownsDatabase) await database?.close();
     throw error;

@@ -7,6 +7,7 @@ import { request } from 'undici';
 import { testEngines } from './support/engines.ts';
 import type { TestDatabase } from './support/engines.ts';
 import { startProcess } from './support/processes.ts';
+import { NO_DEVICE_LISTENERS } from './support/server.ts';
 import { TcpProxy } from './support/tcp-proxy.ts';
 
 const postgres = testEngines().find((engine) => engine.name === 'postgres');
@@ -32,7 +33,7 @@ describe('graceful shutdown on SIGTERM', { skip: postgres ? false : 'needs TEST_
   it('finishes in-flight requests, stops accepting, closes the database and exits 0', async () => {
     const proxied = new URL(testDatabase.url);
     proxied.port = String(proxy.port);
-    const server = await startProcess({ DATA_DIR: dataDir, DATABASE_URL: proxied.toString(), OSMAND_PORT: '0', GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0' });
+    const server = await startProcess({ DATA_DIR: dataDir, DATABASE_URL: proxied.toString(), ...NO_DEVICE_LISTENERS });
 
     proxy.delayMs = 800;
     const inFlight = request(`${server.url}/api/auth/health`);

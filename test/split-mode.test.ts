@@ -8,10 +8,9 @@ import { testEngines } from './support/engines.ts';
 import type { TestDatabase } from './support/engines.ts';
 import { startProcess } from './support/processes.ts';
 import type { RunningProcess } from './support/processes.ts';
-import { TEST_INTERNAL_TOKEN } from './support/server.ts';
+import { NO_DEVICE_LISTENERS, TEST_INTERNAL_TOKEN } from './support/server.ts';
 
 const ADMIN = { email: 'split-admin@example.com', password: 'Split-Mode-Password-1' };
-const NO_DEVICE_PORTS = { OSMAND_PORT: '0', GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0' };
 
 async function call(url: string, options: { method?: 'GET' | 'POST' | 'DELETE'; headers?: Record<string, string>; body?: unknown } = {}) {
   const response = await request(url, {
@@ -38,7 +37,7 @@ for (const engine of testEngines()) {
         testDatabase = await engine.createDatabase();
         databaseUrl = testDatabase.url;
       }
-      const shared = { DATA_DIR: dataDir, DATABASE_URL: databaseUrl, INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, PUBLIC_URL: 'http://localhost:8080', ...NO_DEVICE_PORTS };
+      const shared = { DATA_DIR: dataDir, DATABASE_URL: databaseUrl, INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, PUBLIC_URL: 'http://localhost:8080', ...NO_DEVICE_LISTENERS };
       authBilling = await startProcess({ ...shared, SERVICES: 'auth,billing', ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password });
       running.push(authBilling);
       devicesTracking = await startProcess({ ...shared, SERVICES: 'devices,tracking', AUTH_URL: authBilling.url });

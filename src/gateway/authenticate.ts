@@ -3,10 +3,12 @@ import type { HttpApp } from '../platform/http/app.ts';
 import { AppError } from '../platform/http/errors.ts';
 import { IDENTITY_HEADERS } from '../platform/http/identity.ts';
 import type { AccessTokenVerifier } from '../services/auth/tokens/access-tokens.ts';
+import { TOKEN_EXPIRES_HEADER } from '../services/tracking/live/protocol.ts';
 import { isInternalPath, isPublicPath, ownerOf, pathOf } from './routing.ts';
 
 export const ACCESS_TOKEN_COOKIE = 'access_token';
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+export const LIVE_SOCKET_PATH = '/api/socket';
 
 interface PresentedToken {
   token: string;
@@ -22,7 +24,7 @@ function presentedToken(request: FastifyRequest, path: string): PresentedToken |
   }
   const cookie = request.cookies?.[ACCESS_TOKEN_COOKIE];
   if (cookie) return { token: cookie, fromCookie: true };
-  if (path === '/api/socket') {
+  if (path === LIVE_SOCKET_PATH) {
     const token = (request.query as Record<string, unknown> | undefined)?.token;
     if (typeof token === 'string' && token) return { token, fromCookie: false };
   }
@@ -61,6 +63,8 @@ export function installAuthentication(app: HttpApp, verifier: AccessTokenVerifie
     headers[IDENTITY_HEADERS.email] = verified.email;
     headers[IDENTITY_HEADERS.sessionId] = verified.sessionId;
     headers[IDENTITY_HEADERS.internalToken] = internalToken;
+    // The socket outlives this request: the service closes it when the token expires.
+    if (path === LIVE_SOCKET_PATH) headers[TOKEN_EXPIRES_HEADER] = String(verified.expiresAt);
   });
 }
 

@@ -2,7 +2,9 @@ import replyFrom from '@fastify/reply-from';
 import type { ServiceName } from '../config.ts';
 import type { HttpApp } from '../platform/http/app.ts';
 import { AppError } from '../platform/http/errors.ts';
+import { LIVE_SOCKET_PATH } from './authenticate.ts';
 import { ownerOf, pathOf } from './routing.ts';
+import { acceptUpgrades, forwardUpgrade, pendingUpgrade } from './upgrade-proxy.ts';
 
 /**
  * Split mode: a gateway-only process forwards every request, body untouched (webhook signatures
@@ -13,11 +15,21 @@ export async function installProxy(app: HttpApp, upstreams: Partial<Record<Servi
   app.removeAllContentTypeParsers();
   // The body stays the raw stream, which reply-from pipes to the upstream as it is.
   app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+  // The live socket's upgrade needs its own forwarding; only a process that proxies tracking sees one.
+  if (upstreams.tracking) acceptUpgrades(app);
 
   app.all('/*', { schema: { hide: true } }, (request, reply) => {
     const service = ownerOf(pathOf(request.url));
     const upstream = service ? upstreams[service] : undefined;
     if (!upstream) throw new AppError('NOT_FOUND', `Route ${request.method} ${pathOf(request.url)} not found`);
+    const upgrade = pendingUpgrade(request);
+    if (upgrade) {
+      if (pathOf(request.url) !== LIVE_SOCKET_PATH) throw new AppError('NOT_FOUND', `No WebSocket at ${pathOf(request.url)}`);
+      return forwardUpgrade(request, reply, upgrade, upstream).catch((error: unknown) => {
+        request.log.warn({ err: error, upstream: service }, 'upstream failed the upgrade');
+        throw new AppError('UPSTREAM_UNAVAILABLE');
+      });
+    }
     return reply.from(`${upstream}${request.url}`, {
       onError: (failedReply, { error }) => {
         request.log.warn({ err: error, upstream: service }, 'upstream failed');

@@ -8,7 +8,7 @@ import { createServer } from '../../src/server.ts';
 import type { Server } from '../../src/server.ts';
 import { testEngines } from '../support/engines.ts';
 import type { TestDatabase } from '../support/engines.ts';
-import { TEST_INTERNAL_TOKEN } from '../support/server.ts';
+import { NO_DEVICE_LISTENERS, TEST_INTERNAL_TOKEN } from '../support/server.ts';
 
 const redisUrl = process.env.TEST_REDIS_URL;
 
@@ -40,6 +40,7 @@ for (const engine of testEngines()) {
         REDIS_URL: redisUrl!,
         LOG_LEVEL: 'silent',
         INTERNAL_TOKEN: TEST_INTERNAL_TOKEN,
+        ...NO_DEVICE_LISTENERS,
       };
       first = await createServer(loadConfig(env));
       second = await createServer(loadConfig(env));

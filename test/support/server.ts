@@ -8,6 +8,9 @@ import type { TestEngine } from './engines.ts';
 
 export const TEST_INTERNAL_TOKEN = 'test-internal-token-0123456789abcdef';
 
+/** Device listeners off: tests running side by side would otherwise contend for Traccar's ports. */
+export const NO_DEVICE_LISTENERS = { OSMAND_PORT: '0', GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0' } as const;
+
 export interface TestServer extends Server {
   dataDir: string;
   /** Creates a verified user and a session, and returns its bearer token. */
@@ -31,10 +34,7 @@ export async function startTestServer(engine: TestEngine, env: Record<string, st
     DATABASE_URL: testDatabase.url,
     LOG_LEVEL: 'silent',
     INTERNAL_TOKEN: TEST_INTERNAL_TOKEN,
-    OSMAND_PORT: '0',
-    GT06_PORT: '0',
-    TELTONIKA_PORT: '0',
-    H02_PORT: '0',
+    ...NO_DEVICE_LISTENERS,
     ...env,
   });
   const server = await createServer(config, { database: testDatabase.database });

@@ -39,6 +39,15 @@ export const ERROR_CODES = {
   ACCOUNT_READONLY: [403, 'The account is read-only'],
   TERMS_VERSION_OUTDATED: [400, 'The accepted version is not the current version of the terms'],
   CANNOT_CHANGE_OWN_ACCESS: [400, 'Administrators cannot disable, expire or demote their own account'],
+  // auth: social login
+  OPENID_PROVIDER_NOT_CONFIGURED: [400, 'This sign-in provider is not configured'],
+  OPENID_PROVIDER_UNSUPPORTED: [400, 'Only the provider "google" can exchange an id_token here'],
+  ID_TOKEN_INVALID: [401, 'The id_token is malformed or its signature does not verify'],
+  ID_TOKEN_EXPIRED: [401, 'The id_token has expired'],
+  ID_TOKEN_WRONG_ISSUER: [401, 'The id_token comes from an unexpected issuer'],
+  ID_TOKEN_WRONG_AUDIENCE: [401, 'The id_token was issued for another client'],
+  ID_TOKEN_EMAIL_UNVERIFIED: [401, 'The id_token carries no verified e-mail address'],
+  OPENID_ACCOUNT_EXISTS: [409, 'An account with this e-mail address exists and cannot be linked; sign in to it another way'],
   // devices
   DEVICE_EXISTS: [409, 'A device with this uniqueId already exists'],
   DEVICE_NOT_CONFIGURED: [400, 'The claim token is not configured for a device yet'],
@@ -53,6 +62,7 @@ export const ERROR_CODES = {
   // tracking
   INVALID_AREA: [400, 'The geofence area is invalid'],
   RANGE_TOO_LARGE: [400, 'The range holds too many positions; narrow it'],
+  WEBSOCKET_REQUIRED: [426, 'This endpoint speaks WebSocket only: send an Upgrade: websocket request'],
   // billing
   INVALID_SIGNATURE: [400, 'The webhook signature is invalid'],
   INVALID_PAYLOAD: [400, 'The webhook payload is invalid'],

@@ -5,6 +5,8 @@ declare module '../../platform/bus.ts' {
     'auth.sessions.revoked': { sessions: RevokedSession[] };
     /** An account is gone: its owner's data in every module goes with it (subscription records stay). */
     'auth.user.deleted': { userId: number };
+    /** A field that UserAccess carries (flags, expiration, e-mail, name) changed: user directories drop what they remember of the user. */
+    'auth.user.changed': { userId: number };
   }
 }
 

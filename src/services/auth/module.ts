@@ -15,6 +15,11 @@ import { LegalDocuments } from './legal/documents.ts';
 import { LegalService } from './legal/service.ts';
 import { SignInService } from './login/service.ts';
 import { MailNotifier } from './mail/notifier.ts';
+import { SocialAccounts } from './openid/accounts.ts';
+import { configureProviders } from './openid/providers/registry.ts';
+import { OpenIdRepository } from './openid/repository.ts';
+import { OpenIdService } from './openid/service.ts';
+import { SignInStates } from './openid/states.ts';
 import { PasswordResetService } from './password-reset/service.ts';
 import { RegistrationService } from './registration/service.ts';
 import { registerAuthRoutes } from './routes.ts';
@@ -63,7 +68,7 @@ export async function createAuthModule(ctx: ModuleContext): Promise<AuthModule> 
   const keys = AuthKeys.load(config.totpEncryptionKey, config.dataDir);
   const sessions = new SessionService(new SessionRepository(db), bus, config.ttl);
   const userRepository = new UserRepository(db);
-  const users = new LocalUserDirectory(userRepository);
+  const users = new LocalUserDirectory(userRepository, bus);
   const accounts = new AccountService(userRepository, sessions, bus);
   if (config.admin) {
     const problem = passwordProblem(config.admin.password);
@@ -87,7 +92,7 @@ export async function createAuthModule(ctx: ModuleContext): Promise<AuthModule> 
   const twoFactor = new TwoFactorService(new TwoFactorRepository(db), keys, { issuer: config.appName, setupTtlSeconds: config.ttl.totpSetup, limiter });
   const statuses = new UserStatusCache(userRepository);
   const legalDocuments = new LegalDocuments(config.dataDir);
-  const profiles = new ProfileService({ users: userRepository, accounts, sessions, twoFactor, statuses, limiter });
+  const profiles = new ProfileService({ users: userRepository, accounts, sessions, twoFactor, statuses, limiter, bus });
   const signIn = new SignInService({
     users: userRepository,
     sessions,
@@ -123,13 +128,26 @@ export async function createAuthModule(ctx: ModuleContext): Promise<AuthModule> 
     resetTtlSeconds: config.ttl.passwordReset,
   });
 
+  const openIdRepository = new OpenIdRepository(db);
+  const openId = new OpenIdService({
+    providers: configureProviders(config.oidc, config.publicUrl),
+    states: new SignInStates(openIdRepository),
+    accounts: new SocialAccounts({ repository: openIdRepository, users: userRepository, accounts, registrationEnabled: config.registrationEnabled }),
+    signIn,
+    limiter,
+    webUrl: config.webUrl,
+    appScheme: config.appScheme,
+    log,
+  });
+
   let purgeTimer: NodeJS.Timeout | undefined;
   const purge = async () => {
     try {
       await sessions.purgeEnded();
       await oneTimeTokens.purgeExpired();
+      await openId.purgeExpired();
     } catch (error) {
-      log.warn({ err: error }, 'purging ended sessions and expired tokens failed');
+      log.warn({ err: error }, 'purging ended sessions, expired tokens and sign-in states failed');
     }
   };
 
@@ -137,7 +155,7 @@ export async function createAuthModule(ctx: ModuleContext): Promise<AuthModule> 
     name: 'auth',
     api: { users, accounts, sessions, accessTokens, signingKey, verifier },
     registerRoutes(app) {
-      registerAuthRoutes(app, {
+      return registerAuthRoutes(app, {
         database,
         signingKey,
         sessions,
@@ -150,7 +168,8 @@ export async function createAuthModule(ctx: ModuleContext): Promise<AuthModule> 
         twoFactor,
         legalDocuments,
         legal: new LegalService(legalDocuments, userRepository),
-        admin: new UserAdminService({ users: userRepository, sessions, twoFactor, statuses }),
+        admin: new UserAdminService({ users: userRepository, sessions, twoFactor, statuses, bus }),
+        openId,
         cookies: cookiePolicy(config.publicUrl, config.ttl),
       });
     },

@@ -19,6 +19,8 @@ export const AUTH_RATE_RULES = {
   twoFactorCode: { name: 'two-factor-code', limit: 10, windowSeconds: 300 },
   /** Per user: stolen access tokens cannot be used to guess the current password. */
   changePassword: { name: 'change-password', limit: 10, windowSeconds: 600 },
+  /** Per client IP: social sign-ins started (each stores a state) and id_tokens exchanged. */
+  socialSignIn: { name: 'social-sign-in', limit: 30, windowSeconds: 60 },
 } as const satisfies Record<string, RateRule>;
 
 /** Counts a hit; over the limit → 429 RATE_LIMITED with Retry-After in seconds. */

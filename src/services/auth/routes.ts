@@ -14,6 +14,8 @@ import { registerLegalRoutes } from './legal/routes.ts';
 import type { LegalService } from './legal/service.ts';
 import { registerSignInRoutes } from './login/routes.ts';
 import type { SignInService } from './login/service.ts';
+import { registerOpenIdRoutes } from './openid/routes.ts';
+import type { OpenIdService } from './openid/service.ts';
 import { registerPasswordResetRoutes } from './password-reset/routes.ts';
 import type { PasswordResetService } from './password-reset/service.ts';
 import { registerRegistrationRoutes } from './registration/routes.ts';
@@ -44,10 +46,11 @@ export interface AuthRouteDeps {
   legalDocuments: LegalDocuments;
   legal: LegalService;
   admin: UserAdminService;
+  openId: OpenIdService;
   cookies: CookiePolicy;
 }
 
-export function registerAuthRoutes(app: HttpApp, deps: AuthRouteDeps): void {
+export async function registerAuthRoutes(app: HttpApp, deps: AuthRouteDeps): Promise<void> {
   registerTokenCoreRoutes(app, deps);
   registerSignInRoutes(app, { signIn: deps.signIn, profiles: deps.profiles, cookies: deps.cookies });
   registerRegistrationRoutes(app, deps.registration);
@@ -57,6 +60,7 @@ export function registerAuthRoutes(app: HttpApp, deps: AuthRouteDeps): void {
   registerLegalRoutes(app, deps.legalDocuments, deps.legal, deps.profiles);
   registerAdminRoutes(app, deps.admin);
   registerInternalUserRoutes(app, deps.users);
+  await registerOpenIdRoutes(app, { openId: deps.openId, profiles: deps.profiles, cookies: deps.cookies });
 }
 
 function registerTokenCoreRoutes(app: HttpApp, deps: Pick<AuthRouteDeps, 'database' | 'signingKey' | 'sessions'>): void {

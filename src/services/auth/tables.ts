@@ -8,6 +8,8 @@ export interface AuthTables {
   one_time_tokens: OneTimeTokensTable;
   two_factor: TwoFactorTable;
   backup_codes: BackupCodesTable;
+  openid_identities: OpenIdIdentitiesTable;
+  openid_states: OpenIdStatesTable;
 }
 
 export interface UsersTable {
@@ -85,4 +87,36 @@ export interface BackupCodesTable {
   code_hash: string;
   created_at: number;
   used_at: number | null;
+}
+
+/** A provider account (Google, Facebook, Apple) that signs in to one of our accounts. */
+export interface OpenIdIdentitiesTable {
+  id: Generated<number>;
+  provider: string;
+  /** The provider's stable user id (`sub`, or Facebook's app-scoped id). */
+  subject: string;
+  user_id: number;
+  /** The address the provider gave when the identity was made. */
+  email: string | null;
+  /** 1 when the provider asserted that address as verified; Facebook never does. */
+  email_verified: number;
+  created_at: number;
+  last_used_at: number;
+}
+
+/** One social sign-in in progress: single use, 10 minutes, bound to the browser that started it. */
+export interface OpenIdStatesTable {
+  /** sha256 of the `state` parameter: the value itself is never stored. */
+  state_hash: string;
+  provider: string;
+  /** 'web' or 'app': where the callback sends the browser. */
+  ret: string;
+  nonce: string;
+  /** PKCE verifier: useless without the authorization code, which never reaches the database. */
+  code_verifier: string;
+  /** sha256 of the browser-binding cookie's value. */
+  binding_hash: string;
+  created_at: number;
+  expires_at: number;
+  consumed_at: number | null;
 }

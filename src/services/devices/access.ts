@@ -95,6 +95,11 @@ export interface DeviceStatusUpdate {
   positionId?: number | null;
 }
 
+/** One device's part of a batch status update. */
+export interface DeviceStatusChange extends DeviceStatusUpdate {
+  deviceId: number;
+}
+
 /** The Device of spec §2.3 as one user sees it (JSON-safe: times are ISO 8601). */
 export interface DeviceView {
   id: number;
@@ -132,4 +137,10 @@ export interface DeviceAccessApi {
   viewsFor(access: DeviceAccess, ids: readonly number[]): Promise<DeviceView[]>;
   /** Maintained by the tracking module only; answers false when the device no longer exists. */
   updateStatus(deviceId: number, update: DeviceStatusUpdate): Promise<boolean>;
+  /**
+   * Maintained by the tracking module only: applies every change in one transaction (at most one
+   * change per device; a later one for the same device wins) and answers the ids of the devices
+   * that exist, ascending. Publishes 'devices.device.updated' for them.
+   */
+  updateStatuses(batch: readonly DeviceStatusChange[]): Promise<number[]>;
 }

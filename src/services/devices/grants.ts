@@ -2,6 +2,7 @@ import type { UserDirectory } from '../auth/users/directory.ts';
 import { ALL_PERMISSIONS } from './access.ts';
 import type { AccessCheck, DeviceAccess, DeviceGrant, Permission } from './access.ts';
 import type { DeviceRepository, GrantRow } from './repository.ts';
+import type { PerUserCache } from './user-cache.ts';
 import { toPermissions } from './views.ts';
 
 const ALLOWED: AccessCheck = { outcome: 'allowed' };
@@ -60,16 +61,19 @@ function toGrant(row: GrantRow, userId: number, administrator: boolean): DeviceG
 
 /**
  * Answers "which devices may user U see, with which permissions" from one union query over
- * devices(owner_id) and device_shares(user_id), plus the user's administrator flag.
+ * devices(owner_id) and device_shares(user_id), cached per user until a write changes it, plus the
+ * user's administrator flag from the (caching) user directory.
  */
 export class DeviceAccessResolver {
   private readonly devices: DeviceRepository;
   private readonly users: UserDirectory;
+  private readonly grants: PerUserCache<GrantRow[]>;
   private readonly scopes = new WeakMap<object, Map<number, Promise<DeviceAccess>>>();
 
-  constructor(devices: DeviceRepository, users: UserDirectory) {
+  constructor(devices: DeviceRepository, users: UserDirectory, grants: PerUserCache<GrantRow[]>) {
     this.devices = devices;
     this.users = users;
+    this.grants = grants;
   }
 
   accessFor(userId: number, scope?: object): Promise<DeviceAccess> {
@@ -86,7 +90,7 @@ export class DeviceAccessResolver {
   }
 
   private async load(userId: number): Promise<DeviceAccess> {
-    const [user, rows] = await Promise.all([this.users.get(userId), this.devices.grantsOf(userId)]);
+    const [user, rows] = await Promise.all([this.users.get(userId), this.grants.get(userId, () => this.devices.grantsOf(userId))]);
     const administrator = user?.administrator ?? false;
     const grants = rows.map((row) => toGrant(row, userId, administrator)).sort((a, b) => a.deviceId - b.deviceId);
     return new UserDeviceAccess(userId, administrator, grants, this.devices);

@@ -6,6 +6,7 @@ import type { RateLimiter } from '../../platform/rate-limit.ts';
 import { connectRedis } from '../../platform/redis.ts';
 import type { UserDirectory } from '../auth/users/directory.ts';
 import type { DeviceAccessApi } from './access.ts';
+import { DeviceCaches } from './caches.ts';
 import { unavailableUserDirectory } from './callers.ts';
 import { registerClaimTokenRoutes } from './claim-tokens/routes.ts';
 import { ClaimTokenService } from './claim-tokens/service.ts';
@@ -37,10 +38,12 @@ export async function createDevicesModule(ctx: ModuleContext, deps: DevicesDeps)
   const redis = !deps.rateLimiter && config.rateLimits && config.redisUrl ? connectRedis(config.redisUrl) : undefined;
   const rateLimiter = deps.rateLimiter ?? (!config.rateLimits ? unlimited : redis ? new RedisRateLimiter(redis) : new MemoryRateLimiter());
   const store = new DevicesStore(database.db as Kysely<DevicesTables>);
-  const devices = new DeviceService(store, users, bus);
-  const sharing = new SharingService(store, users);
-  const claimTokens = new ClaimTokenService(store);
-  const access = new DeviceAccessResolver(store.devices, users);
+  // Every instance follows the changes through the bus; several instances on one database need REDIS_URL.
+  const caches = new DeviceCaches(bus);
+  const devices = new DeviceService(store, users, bus, caches);
+  const sharing = new SharingService(store, users, bus);
+  const claimTokens = new ClaimTokenService(store, bus);
+  const access = new DeviceAccessResolver(store.devices, users, caches.grants);
 
   bus.on('auth.user.deleted', ({ userId }) => devices.removeUserData(userId));
 
@@ -53,6 +56,7 @@ export async function createDevicesModule(ctx: ModuleContext, deps: DevicesDeps)
       getDevices: (ids) => devices.getDevices(ids),
       viewsFor: (deviceAccess, ids) => devices.viewsFor(deviceAccess, ids),
       updateStatus: (deviceId, update) => devices.updateStatus(deviceId, update),
+      updateStatuses: (batch) => devices.updateStatuses(batch),
     },
     registerRoutes(app) {
       registerHealthRoute(app, '/api/devices/health', 'device', database, 'devices');

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Insertable, Kysely, Selectable, SelectQueryBuilder, Updateable } from 'kysely';
+import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
 import type { DeviceSharesTable, DevicesTable, DevicesTables } from './tables.ts';
 
 export type DeviceRow = Selectable<DevicesTable>;
@@ -8,8 +8,8 @@ export type ShareFlags = Pick<ShareRow, 'position' | 'events' | 'geofences' | 'n
 
 /** A device with the claim token it was claimed with, if any (shown to its owner). */
 export type DeviceWithToken = DeviceRow & { claim_token: string | null };
-/** A device as a user it was shared with sees it. */
-export type SharedDeviceRow = DeviceWithToken & ShareFlags & { shared_by: number };
+/** A device a user owns (share columns null) or was shared (the share's flags and who shared it). */
+export type VisibleDeviceRow = DeviceWithToken & { [Flag in keyof ShareFlags]: ShareFlags[Flag] | null } & { shared_by: number | null };
 
 /** One row of a user's grants: the flags are null for owned devices. */
 export interface GrantRow {
@@ -23,10 +23,16 @@ export interface GrantRow {
   shared_by: number | null;
 }
 
-export interface DeviceFilters {
-  ids?: readonly number[];
-  uniqueIds?: readonly string[];
+/** The tracking fields of one device to write: a field left undefined keeps its value. */
+export interface StatusChangeRow {
+  id: number;
+  status?: string;
+  last_update?: number | null;
+  position_id?: number | null;
 }
+
+// 7 bound parameters per row: 2 000 rows stay below SQLite's 32 766 (and PostgreSQL's 65 535).
+const STATUS_CHUNK = 2_000;
 
 /** Devices and their shares. */
 export class DeviceRepository {
@@ -60,14 +66,16 @@ export class DeviceRepository {
     return this.withToken().where('devices.id', 'in', [...ids]).orderBy('devices.id').execute();
   }
 
-  /** Uses devices(owner_id). */
-  listOwned(ownerId: number, filters: DeviceFilters): Promise<DeviceWithToken[]> {
-    return filtered(this.withToken().where('devices.owner_id', '=', ownerId), filters).orderBy('devices.id').execute();
-  }
-
-  /** Uses device_shares(user_id). */
-  listShared(userId: number, filters: DeviceFilters): Promise<SharedDeviceRow[]> {
-    const query = this.withToken()
+  /**
+   * Every device the user owns or was shared, in one round trip over devices(owner_id) and
+   * device_shares(user_id), unordered.
+   */
+  listVisible(userId: number): Promise<VisibleDeviceRow[]> {
+    const none = sql<number | null>`null`;
+    const owned = this.withToken()
+      .select([none.as('position'), none.as('events'), none.as('geofences'), none.as('notifications'), none.as('commands'), none.as('shared_by')])
+      .where('devices.owner_id', '=', userId);
+    const shared = this.withToken()
       .innerJoin('device_shares', 'device_shares.device_id', 'devices.id')
       .select([
         'device_shares.position',
@@ -78,7 +86,7 @@ export class DeviceRepository {
         'device_shares.shared_by',
       ])
       .where('device_shares.user_id', '=', userId);
-    return filtered(query, filters).orderBy('devices.id').execute();
+    return owned.unionAll(shared).execute() as Promise<VisibleDeviceRow[]>;
   }
 
   /** Every device the user owns or was shared, in one round trip over the two indexes. */
@@ -120,6 +128,34 @@ export class DeviceRepository {
 
   update(id: number, changes: Updateable<DevicesTable>): Promise<DeviceRow | undefined> {
     return this.db.updateTable('devices').set(changes).where('id', '=', id).returningAll().executeTakeFirst();
+  }
+
+  /**
+   * Writes the tracking fields of many devices with one statement per chunk (UPDATE ... FROM a
+   * VALUES list, valid on both engines); each row says which fields it sets. At most one row per
+   * device. Answers the ids of the devices that exist.
+   */
+  async updateStatuses(rows: readonly StatusChangeRow[]): Promise<number[]> {
+    const updated: number[] = [];
+    for (let start = 0; start < rows.length; start += STATUS_CHUNK) {
+      const values = rows.slice(start, start + STATUS_CHUNK).map(
+        (row) =>
+          sql`(cast(${row.id} as bigint), cast(${row.status === undefined ? 0 : 1} as integer), cast(${row.status ?? null} as varchar(16)),
+               cast(${row.last_update === undefined ? 0 : 1} as integer), cast(${row.last_update ?? null} as bigint),
+               cast(${row.position_id === undefined ? 0 : 1} as integer), cast(${row.position_id ?? null} as bigint))`,
+      );
+      const result = await sql<{ id: number }>`
+        with changes (id, set_status, status, set_last_update, last_update, set_position_id, position_id) as (values ${sql.join(values)})
+        update devices set
+          status = case when changes.set_status = 1 then changes.status else devices.status end,
+          last_update = case when changes.set_last_update = 1 then changes.last_update else devices.last_update end,
+          position_id = case when changes.set_position_id = 1 then changes.position_id else devices.position_id end
+        from changes
+        where devices.id = changes.id
+        returning devices.id`.execute(this.db);
+      updated.push(...result.rows.map((row) => Number(row.id)));
+    }
+    return updated.sort((a, b) => a - b);
   }
 
   async delete(id: number): Promise<boolean> {
@@ -166,12 +202,4 @@ export class DeviceRepository {
   async deleteSharesWithUser(userId: number): Promise<void> {
     await this.db.deleteFrom('device_shares').where('user_id', '=', userId).execute();
   }
-}
-
-/** Narrows a list to the ids and uniqueIds asked for; an empty filter list matches nothing, never everything. */
-function filtered<Q extends SelectQueryBuilder<DevicesTables, 'devices', object>>(query: Q, filters: DeviceFilters): Q {
-  let result = query;
-  if (filters.ids) result = result.where('devices.id', 'in', filters.ids.length > 0 ? [...filters.ids] : [-1]) as Q;
-  if (filters.uniqueIds) result = result.where('devices.unique_id', 'in', filters.uniqueIds.length > 0 ? [...filters.uniqueIds] : ['']) as Q;
-  return result;
 }

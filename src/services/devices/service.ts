@@ -3,12 +3,14 @@ import type { EventBus } from '../../platform/bus.ts';
 import { AppError } from '../../platform/http/errors.ts';
 import type { UserAccess, UserDirectory } from '../auth/users/directory.ts';
 import { ALL_PERMISSIONS } from './access.ts';
-import type { DeviceAccess, DeviceRecord, DeviceStatusUpdate, DeviceView } from './access.ts';
+import type { DeviceAccess, DeviceRecord, DeviceStatusChange, DeviceStatusUpdate, DeviceView } from './access.ts';
+import { announceAccessChange } from './caches.ts';
+import type { DeviceCaches, VisibleDevices } from './caches.ts';
 import { assertMayChangeDevices, resolveCaller } from './callers.ts';
 import { normaliseClaimToken } from './claim-tokens/code.ts';
 import type { ClaimTokenRow } from './claim-tokens/repository.ts';
-import type { DeviceDeleted } from './events.ts';
-import type { DeviceFilters, DeviceWithToken } from './repository.ts';
+import type { DeviceDeleted, DevicesUpdated } from './events.ts';
+import type { DeviceWithToken, StatusChangeRow, VisibleDeviceRow } from './repository.ts';
 import type { DevicesStore } from './store.ts';
 import { isUniqueViolation } from './store.ts';
 import type { DevicesTable } from './tables.ts';
@@ -60,11 +62,13 @@ export class DeviceService {
   private readonly store: DevicesStore;
   private readonly users: UserDirectory;
   private readonly bus: EventBus;
+  private readonly caches: DeviceCaches;
 
-  constructor(store: DevicesStore, users: UserDirectory, bus: EventBus) {
+  constructor(store: DevicesStore, users: UserDirectory, bus: EventBus, caches: DeviceCaches) {
     this.store = store;
     this.users = users;
     this.bus = bus;
+    this.caches = caches;
   }
 
   /** Owned and shared devices of the caller, or (administrators only) of `userId`, as that user sees them. */
@@ -77,24 +81,35 @@ export class DeviceService {
       if (!target) return [];
       subject = target;
     }
-    const filters: DeviceFilters = { ids: query.ids, uniqueIds: query.uniqueIds };
-    const [owned, shared] = await Promise.all([
-      this.store.devices.listOwned(subject.id, filters),
-      this.store.devices.listShared(subject.id, filters),
-    ]);
-    const ownedIds = new Set(owned.map((row) => row.id));
-    const views = owned.map((row) => toView(row, OWNER_VIEWPOINT));
-    for (const row of shared) {
-      if (ownedIds.has(row.id)) continue;
-      views.push(toView(row, { isOwner: false, permissions: subject.administrator ? ALL_PERMISSIONS : toPermissions(row), sharedBy: row.shared_by }));
+    // An empty filter list matches nothing, never everything.
+    const ids = query.ids && new Set(query.ids);
+    const uniqueIds = query.uniqueIds && new Set(query.uniqueIds);
+    const views: DeviceView[] = [];
+    for (const row of (await this.visibleTo(subject.id)).values()) {
+      if ((ids && !ids.has(row.id)) || (uniqueIds && !uniqueIds.has(row.unique_id))) continue;
+      views.push(toView(row, visibleViewpoint(row, subject)));
     }
-    return views.sort((a, b) => a.id - b.id);
+    return views;
   }
 
   async get(callerId: number, deviceId: number): Promise<DeviceView> {
     const caller = await resolveCaller(this.users, callerId);
+    const visible = (await this.visibleTo(caller.id)).get(deviceId);
+    if (visible) return toView(visible, visibleViewpoint(visible, caller));
+    // Neither owned nor shared: an administrator sees it all the same, anyone else learns 403 or 404.
     const row = await this.requireDevice(deviceId);
     return toView(row, await this.viewpointOf(caller, row));
+  }
+
+  /** The user's owned and shared devices, from the cache (see PerUserCache for when it is dropped). */
+  private visibleTo(userId: number): Promise<VisibleDevices> {
+    return this.caches.lists.get(userId, async () => {
+      const rows = (await this.store.devices.listVisible(userId)).sort((a, b) => a.id - b.id);
+      const devices: VisibleDevices = new Map();
+      // Should a device be both owned and shared, it shows as owned.
+      for (const row of rows) if (!devices.has(row.id) || row.owner_id === userId) devices.set(row.id, row);
+      return devices;
+    });
   }
 
   async create(callerId: number, input: DeviceInput): Promise<DeviceView> {
@@ -131,6 +146,7 @@ export class DeviceService {
       if (isUniqueViolation(error)) throw new AppError('DEVICE_EXISTS');
       throw error;
     }
+    await announceAccessChange(this.bus, { userIds: [caller.id] });
     return toView(await this.requireDevice(deviceId), OWNER_VIEWPOINT);
   }
 
@@ -171,6 +187,7 @@ export class DeviceService {
     if (changes.disabled !== undefined) update.disabled = changes.disabled ? 1 : 0;
     if (changes.attributes !== undefined) update.attributes = serialiseAttributes(changes.attributes);
     await this.store.devices.update(deviceId, update);
+    await announceAccessChange(this.bus, { deviceIds: [deviceId] });
     const updated = await this.requireDevice(deviceId);
     return toView(updated, await this.viewpointOf(caller, updated));
   }
@@ -202,7 +219,10 @@ export class DeviceService {
       }
       if (claim.unique_id === null) throw new AppError('DEVICE_NOT_CONFIGURED');
       const deviceId = await this.claimOnce(token, claim.unique_id, claim, caller.id);
-      if (deviceId !== undefined) return { success: true, alreadyClaimed: false, ...(await this.ownedView(deviceId, caller.id)) };
+      if (deviceId === undefined) continue;
+      // A device taken over leaves its former owner and its sharees.
+      await announceAccessChange(this.bus, { userIds: [caller.id], deviceIds: [deviceId] });
+      return { success: true, alreadyClaimed: false, ...(await this.ownedView(deviceId, caller.id)) };
     }
     throw new AppError('CLAIM_TOKEN_ALREADY_CLAIMED');
   }
@@ -253,6 +273,8 @@ export class DeviceService {
     for (const deviceId of await this.store.devices.idsOwnedBy(userId)) await this.removeDevice(deviceId);
     await this.store.devices.deleteSharesWithUser(userId);
     await this.store.tokens.releaseClaimedBy(userId, Date.now());
+    // A claim token shows only to the owner of its device, who is its claimer: the user's own entries cover the released tokens.
+    await announceAccessChange(this.bus, { userIds: [userId] });
   }
 
   private async removeDevice(deviceId: number): Promise<void> {
@@ -291,12 +313,26 @@ export class DeviceService {
   }
 
   async updateStatus(deviceId: number, update: DeviceStatusUpdate): Promise<boolean> {
-    const changes: Updateable<DevicesTable> = {};
-    if (update.status !== undefined) changes.status = update.status;
-    if (update.lastUpdate !== undefined) changes.last_update = update.lastUpdate;
-    if (update.positionId !== undefined) changes.position_id = update.positionId;
-    if (Object.keys(changes).length === 0) return this.exists(deviceId);
-    return (await this.store.devices.update(deviceId, changes)) !== undefined;
+    if (update.status === undefined && update.lastUpdate === undefined && update.positionId === undefined) return this.exists(deviceId);
+    return (await this.updateStatuses([{ deviceId, ...update }])).length === 1;
+  }
+
+  /** See DeviceAccessApi.updateStatuses. */
+  async updateStatuses(batch: readonly DeviceStatusChange[]): Promise<number[]> {
+    const rows = new Map<number, StatusChangeRow>();
+    for (const change of batch) {
+      const row = rows.get(change.deviceId) ?? { id: change.deviceId };
+      if (change.status !== undefined) row.status = change.status;
+      if (change.lastUpdate !== undefined) row.last_update = change.lastUpdate;
+      if (change.positionId !== undefined) row.position_id = change.positionId;
+      rows.set(change.deviceId, row);
+    }
+    const changed = [...rows.values()].filter((row) => row.status !== undefined || row.last_update !== undefined || row.position_id !== undefined);
+    if (changed.length === 0) return [];
+    const deviceIds = await this.store.transaction((repositories) => repositories.devices.updateStatuses(changed));
+    const event: DevicesUpdated = { deviceIds };
+    if (deviceIds.length > 0) await this.bus.publish('devices.device.updated', event);
+    return deviceIds;
   }
 
   private async requireDevice(deviceId: number): Promise<DeviceWithToken> {
@@ -315,6 +351,12 @@ export class DeviceService {
     if (caller.administrator) return ADMINISTRATOR_VIEWPOINT;
     throw new AppError('FORBIDDEN', 'You have no access to this device');
   }
+}
+
+/** How `user` sees one of their owned or shared devices; an administrator holds every permission on shares too. */
+function visibleViewpoint(row: VisibleDeviceRow, user: UserAccess): Viewpoint {
+  if (row.owner_id === user.id) return OWNER_VIEWPOINT;
+  return { isOwner: false, permissions: user.administrator ? ALL_PERMISSIONS : toPermissions(row), ...(row.shared_by === null ? {} : { sharedBy: row.shared_by }) };
 }
 
 function assertOwnerOrAdministrator(caller: UserAccess, row: DeviceWithToken): void {

@@ -1,7 +1,9 @@
+import type { EventBus } from '../../platform/bus.ts';
 import { AppError } from '../../platform/http/errors.ts';
 import type { UserAccess, UserDirectory } from '../auth/users/directory.ts';
 import { NO_PERMISSIONS } from './access.ts';
 import type { DevicePermissions } from './access.ts';
+import { announceAccessChange } from './caches.ts';
 import { assertMayChangeDevices, resolveCaller } from './callers.ts';
 import type { DeviceRow, ShareRow } from './repository.ts';
 import type { DevicesStore } from './store.ts';
@@ -24,14 +26,16 @@ export interface NewShare {
   permissions: Partial<DevicePermissions>;
 }
 
-/** Sharing a device with other users, each with their own permission flags. */
+/** Sharing a device with other users, each with their own permission flags. A share changes only what its user sees. */
 export class SharingService {
   private readonly store: DevicesStore;
   private readonly users: UserDirectory;
+  private readonly bus: EventBus;
 
-  constructor(store: DevicesStore, users: UserDirectory) {
+  constructor(store: DevicesStore, users: UserDirectory, bus: EventBus) {
     this.store = store;
     this.users = users;
+    this.bus = bus;
   }
 
   async share(callerId: number, deviceId: number, input: NewShare): Promise<ShareView> {
@@ -51,6 +55,7 @@ export class SharingService {
         created_at: now,
         updated_at: now,
       });
+      await announceAccessChange(this.bus, { userIds: [target.id] });
       return toShareView(row, target);
     } catch (error) {
       if (isUniqueViolation(error)) throw new AppError('SHARE_EXISTS');
@@ -79,6 +84,7 @@ export class SharingService {
     const share = await this.requireShare(deviceId, userId);
     const merged = { ...toPermissions(share), ...permissions };
     const row = await this.store.devices.updateShare(deviceId, userId, { ...toFlags(merged), updated_at: Date.now() });
+    await announceAccessChange(this.bus, { userIds: [userId] });
     const user = await this.users.get(userId);
     if (!row || !user) throw new AppError('NOT_FOUND', 'The device is not shared with this user');
     return toShareView(row, user);
@@ -89,12 +95,18 @@ export class SharingService {
     const caller = await resolveCaller(this.users, callerId);
     const device = await this.requireDevice(deviceId);
     if (caller.id === userId && device.owner_id !== caller.id) {
-      if (await this.store.devices.deleteShare(deviceId, userId)) return;
+      if (await this.deleteShare(deviceId, userId)) return;
       if (caller.administrator) throw new AppError('NOT_FOUND', 'The device is not shared with this user');
       throw new AppError('FORBIDDEN', 'You have no access to this device');
     }
     await this.managedDevice(caller, deviceId);
-    if (!(await this.store.devices.deleteShare(deviceId, userId))) throw new AppError('NOT_FOUND', 'The device is not shared with this user');
+    if (!(await this.deleteShare(deviceId, userId))) throw new AppError('NOT_FOUND', 'The device is not shared with this user');
+  }
+
+  private async deleteShare(deviceId: number, userId: number): Promise<boolean> {
+    const deleted = await this.store.devices.deleteShare(deviceId, userId);
+    if (deleted) await announceAccessChange(this.bus, { userIds: [userId] });
+    return deleted;
   }
 
   /** The device exists (else 404) and the caller owns it or is an administrator (else 403). */

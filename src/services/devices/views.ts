@@ -7,7 +7,8 @@ export function isoOrNull(epochMs: number | null): string | null {
   return epochMs === null ? null : new Date(epochMs).toISOString();
 }
 
-export function toPermissions(flags: ShareFlags): DevicePermissions {
+/** A flag is granted only when 1 (null: no share). */
+export function toPermissions(flags: { [Flag in keyof ShareFlags]: ShareFlags[Flag] | null }): DevicePermissions {
   return {
     position: flags.position === 1,
     events: flags.events === 1,

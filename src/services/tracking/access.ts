@@ -43,6 +43,7 @@ export const unavailableDevices: DeviceAccessApi = {
   getDevices: unavailable('devices service'),
   viewsFor: unavailable('devices service'),
   updateStatus: unavailable('devices service'),
+  updateStatuses: unavailable('devices service'),
 };
 
 export const unavailableUsers: UserDirectory = {

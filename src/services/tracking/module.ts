@@ -9,6 +9,14 @@ import { registerEventRoutes } from './events/routes.ts';
 import { EventService } from './events/service.ts';
 import { registerGeofenceRoutes } from './geofences/routes.ts';
 import { GeofenceService } from './geofences/service.ts';
+import { GeofenceLimits } from './ingest/geofence-limits.ts';
+import { DeviceListeners } from './ingest/listeners.ts';
+import type { DeviceProtocol } from './ingest/listeners.ts';
+import { IngestPipeline } from './ingest/pipeline.ts';
+import { engineSettings } from './ingest/settings.ts';
+import { LiveHub } from './live/hub.ts';
+import type { LiveOptions } from './live/hub.ts';
+import { registerLiveRoutes } from './live/routes.ts';
 import { registerPositionRoutes } from './positions/routes.ts';
 import { PositionService } from './positions/service.ts';
 import { TrackingStore } from './store.ts';
@@ -21,15 +29,23 @@ export interface TrackingDeps {
   devices: DeviceAccessApi | undefined;
   /** The auth module's directory (read-only accounts may not change geofences or delete positions). */
   users: UserDirectory | undefined;
+  /** Live update tuning (docs/live-updates.md); tests shorten the keepalive. */
+  live?: Partial<LiveOptions>;
 }
 
 export interface TrackingModule extends ServiceModule {
   api: TrackingApi;
+  /** Device ingestion: the pipeline behind the listeners, and extra listeners (tests and benchmarks take free ports). */
+  ingestion: {
+    pipeline: IngestPipeline;
+    /** Opens a listener beside the configured ones (port 0: a free port), closed by stop(); answers the port bound. */
+    listen(protocol: DeviceProtocol, port: number): Promise<number>;
+  };
 }
 
 /** Creates the module once its migrations have run. */
 export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDeps): Promise<TrackingModule> {
-  const { database, bus, log } = ctx;
+  const { config, database, bus, log } = ctx;
   if (!deps.devices) log.warn('tracking: no devices interface in this process; tracking routes answer 502 until one is wired');
   const devices = deps.devices ?? unavailableDevices;
   const users = deps.users ?? unavailableUsers;
@@ -37,8 +53,36 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
   const positions = new PositionService(store, devices, users, log);
   const events = new EventService(store, devices);
   const geofences = new GeofenceService(store, devices, users, bus);
+  const live = new LiveHub({ bus, devices, positions, log }, deps.live);
 
+  const geofenceLimits = new GeofenceLimits({
+    containing: (ownerId, point) => geofences.containing(ownerId, point),
+    load: (ownerId) => store.geofences.listOfOwners([ownerId]),
+  });
+  const pipeline = new IngestPipeline({
+    storage: {
+      storePositions: (batch) => positions.storeRows(batch),
+      storeEvents: (batch) => events.storeBatch(batch),
+      latestPosition: async (deviceId) => (await store.positions.latestOf([deviceId]))[0],
+      devicesWithPositions: () => store.positions.deviceIdsWithLatest(),
+    },
+    devices,
+    geofences: geofenceLimits,
+    bus,
+    log,
+    settings: engineSettings(config.eventDefaults),
+    statusTimeout: config.statusTimeout,
+    batchSize: config.ingest.batchSize,
+    batchDelayMs: config.ingest.batchDelay,
+  });
+  const listeners = new DeviceListeners({ sink: pipeline, host: config.host, idleTimeoutMs: config.statusTimeout * 1000, log, logLevel: config.logLevel });
+
+  // Ingestion lets go of a deleted device (and finishes writing it) before its data is removed.
+  bus.on('devices.device.deleted', ({ deviceId }) => pipeline.forgetDevice(deviceId));
   bus.on('devices.device.deleted', ({ deviceId }) => positions.removeDevice(deviceId));
+  bus.on('auth.user.deleted', ({ userId }) => geofenceLimits.forget(userId));
+  // Speed limits of geofences changed here or in another process: read again on next use.
+  bus.on('tracking.geofences.changed', ({ ownerId }) => geofenceLimits.forget(ownerId));
   bus.on('auth.user.deleted', ({ userId }) => geofences.removeUser(userId));
   bus.on('tracking.geofences.changed', (event) => geofences.onChanged(event));
 
@@ -49,11 +93,30 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
       storeEvents: (batch) => events.storeBatch(batch),
       geofencesContaining: (ownerId, point) => geofences.containing(ownerId, point),
     },
-    registerRoutes(app) {
+    async registerRoutes(app) {
       registerHealthRoute(app, '/api/tracking/health', 'tracking', database, 'tracking');
       registerPositionRoutes(app, positions);
       registerEventRoutes(app, events);
       registerGeofenceRoutes(app, geofences);
+      await registerLiveRoutes(app, live, [config.publicUrl, config.webUrl]);
+    },
+    ingestion: {
+      pipeline,
+      listen: (protocol, port) => listeners.listen(protocol, port),
+    },
+    async start() {
+      // Without the devices module no device can be identified: the listeners would refuse everything.
+      if (!deps.devices) {
+        log.warn('tracking: no devices interface in this process; the device listeners stay closed');
+        return;
+      }
+      await pipeline.start();
+      for (const [protocol, port] of Object.entries(config.devicePorts) as [DeviceProtocol, number][]) {
+        if (port > 0) await listeners.listen(protocol, port);
+      }
+    },
+    async stop() {
+      await pipeline.stop(() => listeners.close());
     },
   };
 }

@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { describeEachEngine, testEngines } from '../../support/engines.ts';
 import { startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
-import { Client, signIn, snapshot, uniqueId } from './helpers.ts';
+import { Client, setUserFlags, signIn, snapshot, uniqueId } from './helpers.ts';
 
 interface Token {
   token: string;
@@ -211,7 +211,7 @@ describeEachEngine('claiming devices', (engine) => {
     it('refuses claims from readonly accounts', async () => {
       const token = await provision();
       const restricted = await signIn(server, 'claim-readonly@example.com');
-      await server.database!.db.updateTable('users').set({ device_readonly: 1 }).where('id', '=', restricted.userId).execute();
+      await setUserFlags(server, restricted.userId, { deviceReadonly: true });
       const before = await snapshot(server);
       const reply = await restricted.post('/api/devices/claim', { token: token.token });
       assert.equal(reply.status, 403);

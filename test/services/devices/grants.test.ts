@@ -2,13 +2,11 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { CompiledQuery } from 'kysely';
 import type { Kysely } from 'kysely';
-import { EventBus } from '../../../src/platform/bus.ts';
 import type { DeviceAccessApi } from '../../../src/services/devices/access.ts';
-import { createDevicesModule } from '../../../src/services/devices/module.ts';
 import { DeviceRepository } from '../../../src/services/devices/repository.ts';
 import type { DevicesTables } from '../../../src/services/devices/tables.ts';
 import { describeEachEngine } from '../../support/engines.ts';
-import { startTestServer, TEST_INTERNAL_TOKEN } from '../../support/server.ts';
+import { startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
 import { signIn, uniqueId } from './helpers.ts';
 import type { Client } from './helpers.ts';
@@ -29,12 +27,8 @@ describeEachEngine('device access interface', (engine) => {
 
   before(async () => {
     server = await startTestServer(engine);
-    // The interface as the tracking module receives it, over the same database and directory.
-    const module = await createDevicesModule(
-      { config: server.config, database: server.database!, bus: new EventBus(server.app.log), log: server.app.log, internalToken: TEST_INTERNAL_TOKEN },
-      { users: server.auth!.api.users },
-    );
-    api = module.api;
+    // The interface as the tracking module receives it.
+    api = server.devices!.api;
     owner = await signIn(server, 'grant-owner@example.com');
     viewer = await signIn(server, 'grant-viewer@example.com');
     stranger = await signIn(server, 'grant-stranger@example.com');

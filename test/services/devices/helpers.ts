@@ -55,13 +55,15 @@ export async function signIn(server: TestServer, email: string, options: { admin
 
 /**
  * Sets an account's access flags. The auth module owns the users table; tests set the flags
- * directly so they depend only on the committed users schema.
+ * directly so they depend only on the committed users schema, then announce the change as the
+ * auth module does, so cached users are read again.
  */
 export async function setUserFlags(server: TestServer, userId: number, flags: { readonly?: boolean; deviceReadonly?: boolean }): Promise<void> {
   const changes: Record<string, number> = {};
   if (flags.readonly !== undefined) changes.readonly = flags.readonly ? 1 : 0;
   if (flags.deviceReadonly !== undefined) changes.device_readonly = flags.deviceReadonly ? 1 : 0;
   await server.database!.db.updateTable('users').set(changes).where('id', '=', userId).execute();
+  await server.bus.publish('auth.user.changed', { userId });
 }
 
 /** A snapshot of every row the module owns, to prove a refused request changed nothing at all. */

@@ -388,7 +388,8 @@ describeEachEngine('tracking positions', (engine) => {
       const readonly = await signIn(server, 'readonly-owner@example.com');
       const own = await createDevice(server, readonly, 'pos-readonly');
       const [id] = await api.storePositions([position(own, 0)]);
-      await server.database!.db.updateTable('users').set({ readonly: 1 }).where('id', '=', readonly.userId).execute();
+      const flagged = await server.app.inject({ method: 'PUT', url: `/api/auth/users/${readonly.userId}`, headers: admin.authorization, payload: { readonly: true } });
+      assert.equal(flagged.statusCode, 200);
       assertError(await remove(rangeQuery(own, T0, T0), readonly), 403, 'FORBIDDEN', /read-only/);
       assert.equal((await positions(`?id=${id}`, readonly)).json().length, 1);
     });

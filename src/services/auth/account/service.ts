@@ -1,3 +1,4 @@
+import type { EventBus } from '../../../platform/bus.ts';
 import { AppError } from '../../../platform/http/errors.ts';
 import type { RateLimiter } from '../../../platform/rate-limit.ts';
 import { AUTH_RATE_RULES, enforceLimit } from '../rate-limits.ts';
@@ -26,6 +27,7 @@ export interface ProfileDeps {
   twoFactor: TwoFactorService;
   statuses: UserStatusCache;
   limiter: RateLimiter;
+  bus: EventBus;
 }
 
 /** What a signed-in user does with their own account. */
@@ -55,6 +57,8 @@ export class ProfileService {
       attributes: JSON.stringify(attributes),
       updated_at: Date.now(),
     });
+    // The name is part of UserAccess.
+    if (updated) await this.deps.bus.publish('auth.user.changed', { userId });
     return this.view(updated ?? user);
   }
 

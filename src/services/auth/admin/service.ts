@@ -1,3 +1,4 @@
+import type { EventBus } from '../../../platform/bus.ts';
 import { AppError } from '../../../platform/http/errors.ts';
 import type { SessionService } from '../sessions/service.ts';
 import type { TwoFactorService } from '../two-factor/service.ts';
@@ -29,6 +30,7 @@ export interface UserAdminDeps {
   sessions: SessionService;
   twoFactor: TwoFactorService;
   statuses: UserStatusCache;
+  bus: EventBus;
 }
 
 /** The administrators' view of accounts and the flags that govern access. */
@@ -78,6 +80,7 @@ export class UserAdminService {
     });
     if (!updated) throw new AppError('USER_NOT_FOUND');
     this.deps.statuses.forget(userId);
+    await this.deps.bus.publish('auth.user.changed', { userId });
     if (changes.disabled === true || (expires && expirationTime <= now)) await this.deps.sessions.revokeAllOfUser(userId);
     return this.view(updated);
   }

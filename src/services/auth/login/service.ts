@@ -58,7 +58,15 @@ export class SignInService {
     const stored = user?.password_hash ?? (await this.unknownUserHash());
     const matches = await verifyPassword(stored, password);
     if (!user || !user.password_hash || !matches) throw new AppError('INVALID_CREDENTIALS');
-    assertMaySignIn(user, { requireVerified: true });
+    return this.signInIdentified(user, client, { requireVerified: true });
+  }
+
+  /**
+   * Signs in an account whose owner is already identified (by password, or by a social provider):
+   * the 403 checks, then the second factor when enabled, else a session.
+   */
+  async signInIdentified(user: UserRow, client: ClientInfo, options: { requireVerified: boolean }): Promise<LoginOutcome> {
+    assertMaySignIn(user, options);
     if (await this.deps.twoFactor.isEnabled(user.id)) {
       const { token } = await this.deps.oneTimeTokens.issue('two_factor_login', user.id, this.deps.tempTokenTtlSeconds);
       return { kind: 'two-factor', tempToken: token };
@@ -78,7 +86,8 @@ export class SignInService {
     if (!(await oneTimeTokens.consume(row))) throw new AppError('TEMP_TOKEN_EXPIRED');
     const user = await users.findById(row.user_id);
     if (!user) throw new AppError('TEMP_TOKEN_EXPIRED');
-    assertMaySignIn(user, { requireVerified: true });
+    // The first step already applied its method's verification rule (a Facebook account may be unverified).
+    assertMaySignIn(user, { requireVerified: false });
     return this.startSession(user, client);
   }
 

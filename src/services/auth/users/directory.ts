@@ -1,6 +1,11 @@
+import type { EventBus } from '../../../platform/bus.ts';
+import { FOLLOWED_TTL_MS, UserAccessCache } from './access-cache.ts';
 import type { UserRepository, UserRow } from './repository.ts';
 
-/** What other modules may know of a user: identity and the flags that govern access. */
+/**
+ * What other modules may know of a user: identity and the flags that govern access. Directories
+ * cache it, so every write of one of these fields publishes 'auth.user.changed'.
+ */
 export interface UserAccess {
   id: number;
   email: string;
@@ -34,19 +39,27 @@ export function toUserAccess(row: UserRow): UserAccess {
   };
 }
 
+/** Every device and tracking request asks who its caller is: answered from memory, dropped when the user changes. */
 export class LocalUserDirectory implements UserDirectory {
   private readonly users: UserRepository;
-  constructor(users: UserRepository) {
+  private readonly cache = new UserAccessCache(FOLLOWED_TTL_MS);
+
+  constructor(users: UserRepository, bus: EventBus) {
     this.users = users;
+    this.cache.follow(bus);
   }
 
-  async get(id: number): Promise<UserAccess | undefined> {
-    const row = await this.users.findById(id);
-    return row && toUserAccess(row);
+  get(id: number): Promise<UserAccess | undefined> {
+    return this.cache.get(id, async () => {
+      const row = await this.users.findById(id);
+      return row && toUserAccess(row);
+    });
   }
 
-  async findByEmail(email: string): Promise<UserAccess | undefined> {
-    const row = await this.users.findByEmail(email);
-    return row && toUserAccess(row);
+  findByEmail(email: string): Promise<UserAccess | undefined> {
+    return this.cache.findByEmail(email, async () => {
+      const row = await this.users.findByEmail(email);
+      return row && toUserAccess(row);
+    });
   }
 }

@@ -1,5 +1,7 @@
 import { Agent, request } from 'undici';
+import type { EventBus } from '../../../platform/bus.ts';
 import { IDENTITY_HEADERS } from '../../../platform/http/identity.ts';
+import { FOLLOWED_TTL_MS, UNFOLLOWED_TTL_MS, UserAccessCache } from './access-cache.ts';
 import type { UserAccess, UserDirectory } from './directory.ts';
 
 export interface RemoteUserDirectoryOptions {
@@ -7,28 +9,40 @@ export interface RemoteUserDirectoryOptions {
   authUrl: string;
   internalToken: string;
   timeoutMs?: number;
+  /**
+   * This process's bus, only when Redis connects it to the auth service's processes: their
+   * 'auth.user.changed' and 'auth.user.deleted' events then drop cached users at once. Without it
+   * a cached user is asked again after 2 seconds, the most an administrator's change can take to show.
+   */
+  changes?: EventBus;
 }
 
-/** UserDirectory over HTTP for split mode: the auth service's internal user routes, with the internal token. */
+/**
+ * UserDirectory over HTTP for split mode: the auth service's internal user routes, with the
+ * internal token. Answers are cached like the local directory's (see `changes`).
+ */
 export class RemoteUserDirectory implements UserDirectory {
   private readonly authUrl: string;
   private readonly internalToken: string;
   private readonly agent: Agent;
   private readonly timeoutMs: number;
+  private readonly cache: UserAccessCache;
 
   constructor(options: RemoteUserDirectoryOptions) {
     this.authUrl = options.authUrl.replace(/\/$/, '');
     this.internalToken = options.internalToken;
     this.timeoutMs = options.timeoutMs ?? 5000;
     this.agent = new Agent({ connections: 32, keepAliveTimeout: 30_000 });
+    this.cache = new UserAccessCache(options.changes ? FOLLOWED_TTL_MS : UNFOLLOWED_TTL_MS);
+    if (options.changes) this.cache.follow(options.changes);
   }
 
   get(id: number): Promise<UserAccess | undefined> {
-    return this.fetch(`/api/auth/internal/users/${encodeURIComponent(String(id))}`);
+    return this.cache.get(id, () => this.fetch(`/api/auth/internal/users/${encodeURIComponent(String(id))}`));
   }
 
   findByEmail(email: string): Promise<UserAccess | undefined> {
-    return this.fetch(`/api/auth/internal/users?email=${encodeURIComponent(email)}`);
+    return this.cache.findByEmail(email, () => this.fetch(`/api/auth/internal/users?email=${encodeURIComponent(email)}`));
   }
 
   close(): Promise<void> {

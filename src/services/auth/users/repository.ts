@@ -60,6 +60,7 @@ export class UserRepository {
       await trx.deleteFrom('backup_codes').where('user_id', '=', id).execute();
       await trx.deleteFrom('two_factor').where('user_id', '=', id).execute();
       await trx.deleteFrom('refresh_tokens').where('user_id', '=', id).execute();
+      await trx.deleteFrom('openid_identities').where('user_id', '=', id).execute();
       await trx.deleteFrom('one_time_tokens').where('user_id', '=', id).where('purpose', '!=', 'password_reset').execute();
       const result = await trx.deleteFrom('users').where('id', '=', id).executeTakeFirst();
       return result.numDeletedRows > 0n;

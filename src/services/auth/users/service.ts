@@ -72,6 +72,7 @@ export class AccountService {
       email_verified_at: existing.email_verified_at ?? now,
       updated_at: now,
     });
+    await this.bus.publish('auth.user.changed', { userId: existing.id });
     return updated ?? existing;
   }
 

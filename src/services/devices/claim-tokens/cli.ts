@@ -1,7 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import type { Kysely } from 'kysely';
+import pino from 'pino';
 import type { Config } from '../../../config.ts';
+import { EventBus } from '../../../platform/bus.ts';
 import { openDatabase } from '../../../platform/db/database.ts';
 import { migrateModules } from '../../../platform/db/migrations.ts';
 import { devicesMigrations } from '../migrations/index.ts';
@@ -53,7 +55,8 @@ export async function runClaimTokensCommand(args: string[], config: Config, outp
   const database = openDatabase(config.database);
   try {
     await migrateModules(database, [devicesMigrations]);
-    const service = new ClaimTokenService(new DevicesStore(database.db as Kysely<DevicesTables>));
+    // Importing and exporting change nothing a user sees of a device, so no running server needs to hear of them.
+    const service = new ClaimTokenService(new DevicesStore(database.db as Kysely<DevicesTables>), new EventBus(pino({ level: 'silent' })));
     if (action === 'import') {
       const tokens = await importClaimTokens(service, await readFile(target, 'utf8'));
       output.out(formatImportedTokens(tokens));

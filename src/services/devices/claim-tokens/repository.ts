@@ -84,13 +84,16 @@ export class ClaimTokenRepository {
       .executeTakeFirst();
   }
 
-  async revoke(token: string, now: number): Promise<void> {
-    await this.db
+  /** Answers the device the token was claimed for, if it was (its owner saw the token until now). */
+  async revoke(token: string, now: number): Promise<number | null> {
+    const row = await this.db
       .updateTable('claim_tokens')
       .set({ status: 'revoked', updated_at: now })
       .where('token', '=', token)
       .where('status', '<>', 'revoked')
-      .execute();
+      .returning('device_id')
+      .executeTakeFirst();
+    return row?.device_id ?? null;
   }
 
   /**

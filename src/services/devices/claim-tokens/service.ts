@@ -1,6 +1,8 @@
 import type { Insertable, Updateable } from 'kysely';
+import type { EventBus } from '../../../platform/bus.ts';
 import { AppError } from '../../../platform/http/errors.ts';
 import type { ErrorDetail } from '../../../platform/http/errors.ts';
+import { announceAccessChange } from '../caches.ts';
 import type { DevicesStore } from '../store.ts';
 import { isUniqueViolation } from '../store.ts';
 import type { ClaimTokensTable } from '../tables.ts';
@@ -56,12 +58,18 @@ export function toClaimTokenView(row: ClaimTokenRow): ClaimTokenView {
   };
 }
 
-/** Provisioning claim tokens (administrators, CLI) and the public preview of one. */
+/**
+ * Provisioning claim tokens (administrators, CLI) and the public preview of one. Of all its
+ * writes only revoking a claimed token changes what a user sees (the token on their device):
+ * new and configured tokens are unclaimed, and only claimed ones show.
+ */
 export class ClaimTokenService {
   private readonly store: DevicesStore;
+  private readonly bus: EventBus;
 
-  constructor(store: DevicesStore) {
+  constructor(store: DevicesStore, bus: EventBus) {
     this.store = store;
+    this.bus = bus;
   }
 
   async create(input: NewClaimToken): Promise<ClaimTokenView> {
@@ -167,7 +175,8 @@ export class ClaimTokenService {
   /** Revokes a token for good (lost or leaked); revoking again changes nothing. A claimed device stays with its owner. */
   async revoke(rawToken: string): Promise<void> {
     const row = await this.requireToken(rawToken);
-    await this.store.tokens.revoke(row.token, Date.now());
+    const deviceId = await this.store.tokens.revoke(row.token, Date.now());
+    if (deviceId !== null) await announceAccessChange(this.bus, { deviceIds: [deviceId] });
   }
 
   /** The public preview before a claim; a token the caller already claimed validates as success. */

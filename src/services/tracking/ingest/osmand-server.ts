@@ -1,25 +1,24 @@
-import type { FastifyBaseLogger } from 'fastify';
 import { createHttpApp } from '../../../platform/http/app.ts';
 import { AppError } from '../../../platform/http/errors.ts';
 import { decodeOsmAnd } from '../protocols/osmand.ts';
 import { ProtocolError } from '../protocols/types.ts';
+import { DeviceRefusedError } from './sink.ts';
 import type { IngestSink } from './sink.ts';
 import type { Listener } from './tcp-server.ts';
 
+/** Traccar Client posts one report at a time; a JSON batch of locations stays far below this. */
+const BODY_LIMIT = 64 * 1024;
+
 /**
- * The OsmAnd protocol (Traccar Client and OsmAnd-compatible apps): one report per HTTP request,
- * as a query string, a form body or Traccar Client's JSON. 200 once the position is durable,
- * 400 for a report without an id or location, 404 for an unknown or disabled device.
+ * The OsmAnd protocol (Traccar Client and OsmAnd-compatible apps): one report per HTTP request, on
+ * any path, as a query string, a form body or Traccar Client's JSON. 200 once the position is
+ * durable, 400 for a report without an id or with a malformed value, 404 for an unknown or
+ * disabled device. The app's own request log stays at warn: a report per device per few seconds
+ * would drown everything else.
  */
-export async function listenOsmAnd(options: {
-  port: number;
-  host: string;
-  sink: IngestSink;
-  log: FastifyBaseLogger;
-  logLevel: string;
-}): Promise<Listener> {
+export async function listenOsmAnd(options: { port: number; host: string; sink: IngestSink; logLevel: string }): Promise<Listener> {
   const { sink } = options;
-  const app = createHttpApp({ logLevel: options.logLevel === 'info' ? 'warn' : options.logLevel, bodyLimit: 64 * 1024, trustProxy: undefined });
+  const app = createHttpApp({ logLevel: options.logLevel === 'info' ? 'warn' : options.logLevel, bodyLimit: BODY_LIMIT, trustProxy: undefined });
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 
@@ -43,8 +42,12 @@ export async function listenOsmAnd(options: {
       }
       const device = await sink.identify(message.uniqueId);
       if (!device) throw new AppError('NOT_FOUND', 'Unknown or disabled device');
-      sink.connected(device);
-      await sink.accept(device, 'osmand', message, new Date());
+      try {
+        await sink.accept(device, 'osmand', message, new Date());
+      } catch (error) {
+        if (error instanceof DeviceRefusedError) throw new AppError('NOT_FOUND', 'Unknown or disabled device');
+        throw error;
+      }
       reply.code(200).send();
     },
   });

@@ -16,3 +16,11 @@ export interface IngestSink {
   connected(device: IngestDevice): void;
   disconnected(device: IngestDevice): void;
 }
+
+/** accept() for a device that was deleted, disabled or expired since it identified itself. */
+export class DeviceRefusedError extends Error {
+  constructor(uniqueId: string) {
+    super(`device ${uniqueId} is no longer accepted`);
+    this.name = 'DeviceRefusedError';
+  }
+}

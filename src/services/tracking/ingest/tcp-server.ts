@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import { ProtocolError } from '../protocols/types.ts';
 import type { ConnectionState, DecodedMessage, TcpProtocol } from '../protocols/types.ts';
+import { DeviceRefusedError } from './sink.ts';
 import type { IngestDevice, IngestSink } from './sink.ts';
 
 export interface TcpListenerOptions {
@@ -24,10 +25,18 @@ export interface Listener {
 
 const DEFAULT_MAX_BUFFER = 64 * 1024;
 
+/** A message handed to the sink, and what to answer once it is durable. */
+interface Unacknowledged {
+  stored: Promise<void>;
+  ack: Buffer | undefined;
+}
+
 /**
- * One protocol's TCP listener. Each connection's bytes are split into frames and decoded in order;
- * a frame's acknowledgement is written only after the sink has made its positions durable.
- * Garbage, a bad checksum, an unknown device or an overfull buffer closes the connection, logged once.
+ * One protocol's TCP listener. Each connection's bytes are split into frames and decoded in order.
+ * The frames of one read are handed to the sink together (so they share a group commit), and their
+ * acknowledgements are written in frame order, each only after the sink has made its message durable.
+ * Garbage, a bad checksum, an unknown device or an overfull buffer closes the connection, logged once;
+ * what was stored before the bad frame is still acknowledged.
  */
 export async function listenTcp(options: TcpListenerOptions): Promise<Listener> {
   const { protocol, sink, log } = options;
@@ -37,40 +46,70 @@ export async function listenTcp(options: TcpListenerOptions): Promise<Listener> 
   const server = net.createServer((socket) => {
     sockets.add(socket);
     socket.setNoDelay(true);
-    socket.setTimeout(options.idleTimeoutMs, () => socket.destroy());
+    socket.setTimeout(options.idleTimeoutMs, () => drop('idle timeout', undefined, 'info'));
     const state: ConnectionState = {};
     let device: IngestDevice | undefined;
     let buffer: Buffer = Buffer.alloc(0);
     let busy = false;
+    let dropped = false;
+    let unacknowledged: Unacknowledged[] = [];
 
-    const drop = (reason: string, error?: unknown) => {
-      if (socket.destroyed) return;
-      log.warn({ protocol: protocol.name, remote: socket.remoteAddress, uniqueId: state.uniqueId, err: error }, `device connection closed: ${reason}`);
+    const drop = (reason: string, error?: unknown, level: 'warn' | 'info' = 'warn') => {
+      if (dropped) return;
+      dropped = true;
+      log[level]({ protocol: protocol.name, remote: socket.remoteAddress, uniqueId: state.uniqueId, err: error }, `device connection closed: ${reason}`);
       socket.destroy();
     };
 
-    const handle = async (message: DecodedMessage): Promise<boolean> => {
-      if (message.uniqueId !== undefined && message.uniqueId !== device?.uniqueId) {
-        const identified = await sink.identify(message.uniqueId);
-        if (!identified) {
-          if (protocol.loginReply) socket.write(protocol.loginReply(false));
-          drop(`unknown or disabled device ${message.uniqueId}`);
+    /** Writes the acknowledgements of the messages handed over so far, in order; false once the connection is gone. */
+    const acknowledge = async (): Promise<boolean> => {
+      const waiting = unacknowledged;
+      unacknowledged = [];
+      for (const { stored, ack } of waiting) {
+        try {
+          await stored;
+        } catch (error) {
+          if (error instanceof DeviceRefusedError) drop(error.message);
+          else drop('the message could not be stored', error);
           return false;
         }
-        if (device) sink.disconnected(device);
-        device = identified;
-        state.uniqueId = identified.uniqueId;
-        sink.connected(identified);
-        if (protocol.loginReply) socket.write(protocol.loginReply(true));
+        if (ack && !socket.destroyed) socket.write(ack);
       }
-      if (message.positions.length > 0 || message.statuses.length > 0) {
-        if (!device) {
+      return !socket.destroyed;
+    };
+
+    const identify = async (uniqueId: string): Promise<boolean> => {
+      if (!(await acknowledge())) return false;
+      const identified = await sink.identify(uniqueId);
+      if (!identified) {
+        if (protocol.loginReply) socket.write(protocol.loginReply(false));
+        drop(`unknown or disabled device ${uniqueId}`);
+        return false;
+      }
+      if (device) sink.disconnected(device);
+      device = identified;
+      state.uniqueId = identified.uniqueId;
+      sink.connected(identified);
+      if (protocol.loginReply) socket.write(protocol.loginReply(true));
+      return true;
+    };
+
+    const handle = async (message: DecodedMessage): Promise<boolean> => {
+      if (message.uniqueId !== undefined && message.uniqueId !== device?.uniqueId && !(await identify(message.uniqueId))) return false;
+      if (!device) {
+        if (message.positions.length > 0 || message.statuses.length > 0) {
           drop('data before the device identified itself');
           return false;
         }
-        await sink.accept(device, protocol.name, message, new Date());
+        // Nothing to store (e.g. a time request before the login): answer at once.
+        unacknowledged.push({ stored: Promise.resolve(), ack: message.ack });
+        return true;
       }
-      if (message.ack && !socket.destroyed) socket.write(message.ack);
+      // Every message counts (status online), even one with nothing to store.
+      const stored = sink.accept(device, protocol.name, message, new Date());
+      // Awaited in acknowledge(); a rejection after the connection is gone is nobody's to handle.
+      stored.catch(() => undefined);
+      unacknowledged.push({ stored, ack: message.ack });
       return true;
     };
 
@@ -85,9 +124,12 @@ export async function listenTcp(options: TcpListenerOptions): Promise<Listener> 
           for (const frame of frames) {
             if (!(await handle(protocol.decode(frame, state, new Date())))) return;
           }
+          if (!(await acknowledge())) return;
         }
       } catch (error) {
-        drop(error instanceof ProtocolError ? `bad data (${error.message})` : 'processing failed', error instanceof ProtocolError ? undefined : error);
+        const badData = error instanceof ProtocolError;
+        if (badData) await acknowledge();
+        drop(badData ? `bad data (${error.message})` : 'processing failed', badData ? undefined : error);
         return;
       } finally {
         busy = false;

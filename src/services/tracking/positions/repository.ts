@@ -162,6 +162,12 @@ export class PositionRepository {
     return Number(result.numDeletedRows);
   }
 
+  /** Every device that has a latest position (ingestion resumes their status after a restart). */
+  async deviceIdsWithLatest(): Promise<number[]> {
+    const rows = await this.db.selectFrom('latest_positions').select('device_id').orderBy('device_id').execute();
+    return rows.map((row) => Number(row.device_id));
+  }
+
   latestEntryOf(deviceId: number): Promise<LatestEntry | undefined> {
     return this.db.selectFrom('latest_positions').selectAll().where('device_id', '=', deviceId).executeTakeFirst();
   }

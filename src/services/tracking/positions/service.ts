@@ -6,7 +6,7 @@ import { assertDevicePermission, mayUse, requireWriter } from '../access.ts';
 import type { NewPosition } from '../api.ts';
 import { invalidQuery, timeRange } from '../query.ts';
 import type { TrackingStore } from '../store.ts';
-import type { HistoryCursor, LatestEntry, NewPositionRow, PositionRow, TimeRange } from './repository.ts';
+import type { HistoryCursor, LatestEntry, PositionRow, TimeRange } from './repository.ts';
 
 /** DESIGN §5.4: a history holding more positions answers 400 RANGE_TOO_LARGE. */
 export const HISTORY_LIMIT = 100_000;
@@ -28,6 +28,12 @@ export interface History {
   firstPage: PositionRow[];
 }
 
+/** Positions just stored: their rows in input order, and the latest positions they moved (with the server time of each). */
+export interface StoredPositions {
+  rows: PositionRow[];
+  moved: (LatestEntry & { server_time: number })[];
+}
+
 /** A list answered at once, or a history to stream. */
 export type PositionAnswer = { kind: 'list'; rows: PositionRow[] } | ({ kind: 'history' } & History);
 
@@ -46,7 +52,18 @@ export class PositionService {
 
   /** See TrackingApi.storePositions. */
   async storeBatch(batch: readonly NewPosition[]): Promise<number[]> {
-    if (batch.length === 0) return [];
+    const { rows, moved } = await this.storeRows(batch);
+    await this.publishLatest(moved.map((entry) => ({ deviceId: entry.device_id, positionId: entry.position_id, lastUpdate: entry.server_time })));
+    return rows.map((row) => row.id);
+  }
+
+  /**
+   * Stores a batch in one transaction, as storeBatch, without telling the devices module (ingestion
+   * tells it together with the devices' status). Answers the stored rows in input order and the
+   * latest positions that moved.
+   */
+  async storeRows(batch: readonly NewPosition[]): Promise<StoredPositions> {
+    if (batch.length === 0) return { rows: [], moved: [] };
     const rows = batch.map(toRow);
     const { ids, moved } = await this.store.transaction(async (repositories) => {
       const ids = await repositories.positions.insertMany(rows);
@@ -58,9 +75,9 @@ export class PositionService {
       });
       return { ids, moved: await repositories.positions.advanceLatest([...newest.values()]) };
     });
-    const serverTimes = new Map(ids.map((id, index) => [id, (rows[index] as NewPositionRow).server_time]));
-    await this.publishLatest(moved.map((entry) => ({ deviceId: entry.device_id, positionId: entry.position_id, lastUpdate: serverTimes.get(entry.position_id) })));
-    return ids;
+    const stored = rows.map((row, index): PositionRow => ({ ...row, id: ids[index] as number }));
+    const byId = new Map(stored.map((row) => [row.id, row]));
+    return { rows: stored, moved: moved.map((entry) => ({ ...entry, server_time: (byId.get(entry.position_id) as PositionRow).server_time })) };
   }
 
   /**
@@ -68,13 +85,11 @@ export class PositionService {
    * a failure here is logged rather than thrown (a retry by the caller would store them twice).
    */
   private async publishLatest(updates: { deviceId: number; positionId: number | null; lastUpdate?: number | undefined }[]): Promise<void> {
-    const results = await Promise.allSettled(
-      updates.map(({ deviceId, positionId, lastUpdate }) =>
-        this.devices.updateStatus(deviceId, lastUpdate === undefined ? { positionId } : { positionId, lastUpdate }),
-      ),
-    );
-    for (const result of results) {
-      if (result.status === 'rejected') this.log.warn({ err: result.reason }, 'tracking: the latest position of a device could not be passed to the devices module');
+    if (updates.length === 0) return;
+    try {
+      await this.devices.updateStatuses(updates.map(({ deviceId, positionId, lastUpdate }) => (lastUpdate === undefined ? { deviceId, positionId } : { deviceId, positionId, lastUpdate })));
+    } catch (error) {
+      this.log.warn({ err: error }, 'tracking: the latest positions of devices could not be passed to the devices module');
     }
   }
 
@@ -179,7 +194,7 @@ function epochMs(value: number, what: string, deviceId: number): number {
 }
 
 /** Decoders hand over numbers they computed; anything not finite is a bug there and would corrupt the JSON written by hand. */
-function toRow(position: NewPosition): NewPositionRow {
+function toRow(position: NewPosition): Omit<PositionRow, 'id'> {
   const { deviceId } = position;
   if (!Number.isSafeInteger(deviceId) || deviceId <= 0) throw new TypeError(`position: deviceId must be a positive integer, got ${deviceId}`);
   if (position.protocol !== null && position.protocol.length > MAX_PROTOCOL_LENGTH) {

@@ -1,0 +1,254 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Kysely } from 'kysely';
+import pg from 'pg';
+import { pino } from 'pino';
+import { request } from 'undici';
+import WebSocket from 'ws';
+import { generatedRoute, registerDevices, runSimulation, simulatedIds } from '../src/cli/simulate.ts';
+import type { SimulatedProtocol, SimulationStats } from '../src/cli/simulate.ts';
+import type { DatabaseConfig } from '../src/config.ts';
+import { openDatabase } from '../src/platform/db/database.ts';
+import type { Database } from '../src/platform/db/database.ts';
+import { migrateModules } from '../src/platform/db/migrations.ts';
+import type { NewPosition } from '../src/services/tracking/api.ts';
+import { unavailableDevices, unavailableUsers } from '../src/services/tracking/access.ts';
+import { trackingMigrations } from '../src/services/tracking/module.ts';
+import { PositionService } from '../src/services/tracking/positions/service.ts';
+import { TrackingStore } from '../src/services/tracking/store.ts';
+import type { TrackingTables } from '../src/services/tracking/tables.ts';
+import { startProcess } from '../test/support/processes.ts';
+import type { RunningProcess } from '../test/support/processes.ts';
+import type { Figure } from './measure.ts';
+
+/**
+ * End-to-end ingestion: DEVICES Teltonika trackers on their own TCP connections, each sending its
+ * next record as soon as the previous one is acknowledged, against a server process; then the same
+ * over OsmAnd (HTTP). Beside it, in the same run, the ceiling: the batched insert the pipeline uses
+ * (PositionService.storeRows, 1 000 rows per transaction) into the same table, from this process,
+ * with no protocol, socket or engine in the way. Zero loss: every acknowledged record is stored,
+ * and nothing else. The live delay: from a position's arrival at the server (its serverTime) to its
+ * WebSocket message at a client of /api/socket watching every device.
+ *
+ * SQLite always; PostgreSQL when BENCH_DATABASE_URL (or TEST_DATABASE_URL) names a server on which
+ * a database may be created. The load comes from this process, which shares the machine's cores.
+ */
+
+const ADMIN = { email: 'bench-ingestion@example.com', password: 'Bench-Ingestion-1' };
+const DEVICES = Number(process.env.BENCH_DEVICES ?? 1000);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const CEILING_SECONDS = 5;
+const CEILING_BATCH = 1000;
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** A fresh database of the engine for one use, and how to remove it. */
+interface BenchDatabase {
+  url: string;
+  config: DatabaseConfig;
+  drop(): Promise<void>;
+}
+
+async function freshDatabase(engine: 'sqlite' | 'postgres', dir: string, adminUrl: string | undefined): Promise<BenchDatabase> {
+  if (engine === 'sqlite') {
+    const file = path.join(dir, `bench-${randomBytes(4).toString('hex')}.db`);
+    return { url: `sqlite:${file}`, config: { engine: 'sqlite', file }, drop: async () => undefined };
+  }
+  const name = `trackstack_bench_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`).finally(() => admin.end());
+  const url = new URL(adminUrl as string);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    config: { engine: 'postgres', url: url.toString() },
+    async drop() {
+      const dropper = new pg.Client({ connectionString: adminUrl });
+      await dropper.connect();
+      await dropper.query(`drop database if exists ${name} with (force)`).finally(() => dropper.end());
+    },
+  };
+}
+
+function benchPosition(deviceId: number, index: number): NewPosition {
+  const time = Date.now();
+  return {
+    deviceId,
+    protocol: 'teltonika',
+    serverTime: time,
+    deviceTime: time - 500,
+    fixTime: time - 500,
+    valid: true,
+    latitude: 52.52 + (index % 1000) / 1e5,
+    longitude: 13.4,
+    altitude: 35,
+    speed: 20,
+    course: 90,
+    accuracy: 0,
+    attributes: { priority: 0, sat: 9, event: 0, ignition: true, motion: true, odometer: index * 10 },
+  };
+}
+
+/** The ceiling: PositionService.storeRows of 1 000-row batches into a fresh positions table, rows per second. */
+async function insertCeiling(database: BenchDatabase): Promise<number> {
+  const opened: Database = openDatabase(database.config);
+  try {
+    await migrateModules(opened, [trackingMigrations]);
+    const log = pino({ level: 'silent' }) as unknown as FastifyBaseLogger;
+    const positions = new PositionService(new TrackingStore(opened.db as Kysely<TrackingTables>, opened.engine), unavailableDevices, unavailableUsers, log);
+    let rows = 0;
+    const started = performance.now();
+    while (performance.now() - started < CEILING_SECONDS * 1000) {
+      await positions.storeRows(Array.from({ length: CEILING_BATCH }, (_, index) => benchPosition(1 + ((rows + index) % DEVICES), rows + index)));
+      rows += CEILING_BATCH;
+    }
+    return rows / ((performance.now() - started) / 1000);
+  } finally {
+    await opened.close();
+  }
+}
+
+async function storedPositions(database: Database): Promise<number> {
+  const row = await (database.db as Kysely<TrackingTables>).selectFrom('positions').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+/**
+ * A WebSocket client of /api/socket: the delay from each position's arrival at the server to its
+ * message here. The latest positions sent on connect are not counted.
+ */
+export async function measureLiveDelay(socketUrl: string, token: string): Promise<{ stop(): number[] }> {
+  const delays: number[] = [];
+  const socket = new WebSocket(socketUrl, { headers: { authorization: `Bearer ${token}` } });
+  await new Promise<void>((resolve, reject) => {
+    socket.once('open', () => resolve());
+    socket.once('error', reject);
+  });
+  let initial = true;
+  socket.on('message', (data: Buffer) => {
+    const now = Date.now();
+    const message = JSON.parse(data.toString()) as { positions?: { serverTime: string }[] };
+    if (!message.positions) return;
+    if (initial) {
+      initial = false;
+      return;
+    }
+    for (const position of message.positions) delays.push(now - Date.parse(position.serverTime));
+  });
+  return {
+    stop() {
+      socket.close();
+      return delays;
+    },
+  };
+}
+
+function percentile(values: number[], share: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(share * sorted.length))] as number;
+}
+
+async function benchEngine(engine: 'sqlite' | 'postgres', adminUrl: string | undefined): Promise<Figure[]> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'trackstack-bench-ingestion-'));
+  const databases: BenchDatabase[] = [];
+  let server: RunningProcess | undefined;
+  const label = engine === 'sqlite' ? 'SQLite' : 'PostgreSQL';
+  try {
+    const ceilingDatabase = await freshDatabase(engine, dir, adminUrl);
+    databases.push(ceilingDatabase);
+    const ceiling = await insertCeiling(ceilingDatabase);
+
+    const serverDatabase = await freshDatabase(engine, dir, adminUrl);
+    databases.push(serverDatabase);
+    const ports = { teltonika: await freePort(), osmand: await freePort() };
+    server = await startProcess({
+      DATA_DIR: dir,
+      DATABASE_URL: serverDatabase.url,
+      RATE_LIMITS: 'off',
+      LOG_LEVEL: 'warn',
+      ADMIN_EMAIL: ADMIN.email,
+      ADMIN_PASSWORD: ADMIN.password,
+      TELTONIKA_PORT: String(ports.teltonika),
+      OSMAND_PORT: String(ports.osmand),
+      GT06_PORT: '0',
+      H02_PORT: '0',
+    });
+    const uniqueIds = simulatedIds('861000000000000', DEVICES);
+    await registerDevices({ url: server.url, ...ADMIN, protocol: 'teltonika', uniqueIds, speedKmh: 50, stopSeconds: 60 });
+    const login = await request(`${server.url}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
+    const { accessToken } = (await login.body.json()) as { accessToken: string };
+
+    const observer = openDatabase(serverDatabase.config);
+    try {
+      const run = async (protocol: SimulatedProtocol, withLiveDelay: boolean) => {
+        const live = withLiveDelay ? await measureLiveDelay(`${server!.url.replace(/^http/, 'ws')}/api/socket`, accessToken) : undefined;
+        const before = await storedPositions(observer);
+        const started = performance.now();
+        const stats: SimulationStats = await runSimulation({
+          protocol,
+          host: '127.0.0.1',
+          port: ports[protocol as 'teltonika' | 'osmand'],
+          uniqueIds,
+          rate: 0,
+          route: generatedRoute(),
+          speedKmh: 50,
+          stopSeconds: 60,
+          durationMs: SECONDS * 1000,
+        });
+        const seconds = (performance.now() - started) / 1000;
+        // Everything acknowledged was stored before its acknowledgement; give the count a moment to be sure nothing more arrives.
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        const stored = (await storedPositions(observer)) - before;
+        const delays = live?.stop() ?? [];
+        return { stats, seconds, stored, delays };
+      };
+
+      const teltonika = await run('teltonika', true);
+      const osmand = await run('osmand', false);
+      const perSecond = (result: { stats: SimulationStats; seconds: number }) => result.stats.acknowledged / result.seconds;
+      return [
+        { name: `${label}: ceiling, storeRows of ${CEILING_BATCH}-row batches`, value: `${ceiling.toFixed(0)} positions/s` },
+        { name: `${label}: Teltonika, ${DEVICES} connections, stored and acknowledged`, value: `${perSecond(teltonika).toFixed(0)} positions/s` },
+        { name: `${label}: Teltonika / ceiling (target >= 0.3)`, value: (perSecond(teltonika) / ceiling).toFixed(2) },
+        { name: `${label}: Teltonika loss (stored - acknowledged, target 0)`, value: `${teltonika.stored - teltonika.stats.acknowledged} (${teltonika.stored} stored)` },
+        {
+          name: `${label}: live delay arrival -> WebSocket, p50 / p99`,
+          value: teltonika.delays.length === 0 ? 'no messages' : `${percentile(teltonika.delays, 0.5)} / ${percentile(teltonika.delays, 0.99)} ms (${teltonika.delays.length} positions)`,
+        },
+        { name: `${label}: OsmAnd HTTP, ${DEVICES} devices, stored and answered 200`, value: `${perSecond(osmand).toFixed(0)} positions/s` },
+        { name: `${label}: OsmAnd loss (stored - acknowledged, target 0)`, value: `${osmand.stored - osmand.stats.acknowledged} (${osmand.stored} stored)` },
+      ];
+    } finally {
+      await observer.close();
+    }
+  } finally {
+    await server?.stop();
+    for (const database of databases) await database.drop().catch(() => undefined);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export async function benchIngestion(): Promise<Figure[]> {
+  const figures = await benchEngine('sqlite', undefined);
+  const postgresUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
+  if (postgresUrl) figures.push(...(await benchEngine('postgres', postgresUrl)));
+  else figures.push({ name: 'PostgreSQL', value: 'skipped: set BENCH_DATABASE_URL (or TEST_DATABASE_URL) to a server where a database may be created' });
+  return figures;
+}
+
+if (import.meta.main) {
+  console.log('\nIngestion');
+  for (const figure of await benchIngestion()) console.log(`  ${figure.name.padEnd(64)} ${figure.value}`);
+}

@@ -1,0 +1,512 @@
+// `npm run simulate`: trackers driving around a loop, over the real device protocols, so a new
+// installation shows moving devices and firing events, and the benchmark has a load source.
+import { readFileSync } from 'node:fs';
+import net from 'node:net';
+import { parseArgs } from 'node:util';
+import { Pool, request } from 'undici';
+import { distanceMeters } from '../services/tracking/geo/sphere.ts';
+import type { LatLon } from '../services/tracking/geo/index.ts';
+import { gt06Location, gt06Login, h02Location, osmAndQuery, teltonikaAvlPacket, teltonikaHandshake } from '../services/tracking/protocols/encoders.ts';
+import type { DeviceFix } from '../services/tracking/protocols/encoders.ts';
+
+export const SIMULATED_PROTOCOLS = ['teltonika', 'gt06', 'h02', 'osmand'] as const;
+export type SimulatedProtocol = (typeof SIMULATED_PROTOCOLS)[number];
+
+/** Traccar's ports, which the server listens on by default. */
+export const DEFAULT_PORTS: Record<SimulatedProtocol, number> = { osmand: 5055, gt06: 5023, teltonika: 5027, h02: 5013 };
+
+const KMH_PER_KNOT = 1.852;
+const ACK_TIMEOUT_MS = 15_000;
+const RECONNECT_DELAY_MS = 2_000;
+
+export interface SimulationOptions {
+  protocol: SimulatedProtocol;
+  host: string;
+  port: number;
+  /** One tracker per uniqueId. */
+  uniqueIds: readonly string[];
+  /** Reports per second per tracker; 0 sends the next report as soon as the previous is acknowledged. */
+  rate: number;
+  /** A closed loop the trackers drive round, each starting at its own point of it. */
+  route: readonly LatLon[];
+  /** Average driving speed. */
+  speedKmh: number;
+  /** How long each tracker parks, ignition off, after every lap. */
+  stopSeconds: number;
+  /** Stop after this long (undefined: when `signal` aborts). Reports in flight are still acknowledged. */
+  durationMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface SimulationStats {
+  /** Reports written (a Teltonika packet carries one record). */
+  sent: number;
+  /** Reports the server acknowledged: stored, by the protocol's contract. */
+  acknowledged: number;
+  /** Trackers connected now. */
+  connected: number;
+  /** Trackers the server refused (unknown or disabled device); they stop. */
+  refused: number;
+  /** Connections lost and opened again. */
+  reconnects: number;
+}
+
+// --- route ---------------------------------------------------------------------------------------------------
+
+/** A loop of ~5 km round a point (Berlin's centre by default): 36 points on a circle of 800 m radius. */
+export function generatedRoute(center: LatLon = { lat: 52.52, lon: 13.405 }, radiusMeters = 800): LatLon[] {
+  const latDegrees = radiusMeters / 111_320;
+  const lonDegrees = latDegrees / Math.cos((center.lat * Math.PI) / 180);
+  return Array.from({ length: 36 }, (_, index) => {
+    const angle = (index / 36) * 2 * Math.PI;
+    return { lat: center.lat + latDegrees * Math.sin(angle), lon: center.lon + lonDegrees * Math.cos(angle) };
+  });
+}
+
+/** The track, route or way points of a GPX document, in order. */
+export function gpxRoute(text: string): LatLon[] {
+  const points: LatLon[] = [];
+  for (const match of text.matchAll(/<(?:trkpt|rtept|wpt)\b([^>]*)>/g)) {
+    const attributes = match[1] ?? '';
+    const lat = Number(/\blat\s*=\s*["']([^"']+)["']/.exec(attributes)?.[1]);
+    const lon = Number(/\blon\s*=\s*["']([^"']+)["']/.exec(attributes)?.[1]);
+    if (Number.isFinite(lat) && Number.isFinite(lon) && Math.abs(lat) <= 90 && Math.abs(lon) <= 180) points.push({ lat, lon });
+  }
+  if (points.length < 2) throw new Error('the GPX file holds fewer than two track, route or way points');
+  return points;
+}
+
+function bearing(from: LatLon, to: LatLon): number {
+  const rad = Math.PI / 180;
+  const y = Math.sin((to.lon - from.lon) * rad) * Math.cos(to.lat * rad);
+  const x = Math.cos(from.lat * rad) * Math.sin(to.lat * rad) - Math.sin(from.lat * rad) * Math.cos(to.lat * rad) * Math.cos((to.lon - from.lon) * rad);
+  return (Math.atan2(y, x) / rad + 360) % 360;
+}
+
+/**
+ * One tracker's journey: laps of the loop (closed back to its first point) at the average speed,
+ * each followed by a stop. The reported speed swings ±40% round the average, so a speed limit at
+ * the average is exceeded on every lap.
+ */
+class Journey {
+  readonly #points: LatLon[];
+  readonly #distances: number[];
+  readonly #length: number;
+  readonly #speed: number;
+  readonly #driveMs: number;
+  readonly #cycleMs: number;
+  readonly #startedAt: number;
+
+  constructor(route: readonly LatLon[], speedKmh: number, stopSeconds: number, phase: number, offset: LatLon, startedAt: number) {
+    this.#points = [...route, route[0] as LatLon].map((point) => ({ lat: point.lat + offset.lat, lon: point.lon + offset.lon }));
+    this.#distances = [0];
+    for (let index = 1; index < this.#points.length; index++) {
+      this.#distances.push((this.#distances[index - 1] as number) + distanceMeters(this.#points[index - 1] as LatLon, this.#points[index] as LatLon));
+    }
+    this.#length = this.#distances.at(-1) as number;
+    this.#speed = speedKmh / 3.6;
+    this.#driveMs = (this.#length / this.#speed) * 1000;
+    this.#cycleMs = this.#driveMs + stopSeconds * 1000;
+    this.#startedAt = startedAt - phase * this.#cycleMs;
+  }
+
+  at(time: number): DeviceFix {
+    const elapsed = time - this.#startedAt;
+    const laps = Math.floor(elapsed / this.#cycleMs);
+    const inCycle = elapsed - laps * this.#cycleMs;
+    const driving = inCycle < this.#driveMs;
+    const travelled = driving ? (inCycle / 1000) * this.#speed : 0;
+    let segment = 1;
+    while (segment < this.#distances.length - 1 && (this.#distances[segment] as number) < travelled) segment++;
+    const from = this.#points[segment - 1] as LatLon;
+    const to = this.#points[segment] as LatLon;
+    const span = (this.#distances[segment] as number) - (this.#distances[segment - 1] as number);
+    const share = span > 0 ? (travelled - (this.#distances[segment - 1] as number)) / span : 0;
+    const swing = 1 + 0.4 * Math.sin((travelled / this.#length) * 4 * Math.PI);
+    return {
+      time: new Date(time),
+      latitude: from.lat + (to.lat - from.lat) * share,
+      longitude: from.lon + (to.lon - from.lon) * share,
+      altitude: 35,
+      speed: driving ? ((this.#speed * 3.6) / KMH_PER_KNOT) * swing : 0,
+      course: Math.round(bearing(from, to)),
+      valid: true,
+      ignition: driving,
+      motion: driving,
+      odometer: laps * this.#length + (driving ? travelled : this.#length),
+    };
+  }
+}
+
+// --- trackers ------------------------------------------------------------------------------------------------
+
+class Refused extends Error {}
+
+/** Reads the answers of one TCP connection: so many bytes, a GT06 frame, or text up to a terminator. */
+class AnswerReader {
+  #buffer: Buffer = Buffer.alloc(0);
+  #wake: (() => void) | undefined;
+  readonly #socket: net.Socket;
+
+  constructor(socket: net.Socket) {
+    this.#socket = socket;
+    socket.on('data', (chunk: Buffer) => {
+      this.#buffer = this.#buffer.length === 0 ? chunk : Buffer.concat([this.#buffer, chunk]);
+      this.#wake?.();
+    });
+    socket.on('close', () => this.#wake?.());
+  }
+
+  async #until(length: () => number | undefined): Promise<Buffer> {
+    const deadline = Date.now() + ACK_TIMEOUT_MS;
+    for (;;) {
+      const wanted = length();
+      if (wanted !== undefined && this.#buffer.length >= wanted) {
+        const answer = this.#buffer.subarray(0, wanted);
+        this.#buffer = this.#buffer.subarray(wanted);
+        return answer;
+      }
+      if (this.#socket.destroyed) throw new Error('connection closed');
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error('no answer in time');
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.#wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+  }
+
+  bytes(count: number): Promise<Buffer> {
+    return this.#until(() => count);
+  }
+
+  /** 0x7878 <length> ... 0x0D0A. */
+  gt06Frame(): Promise<Buffer> {
+    return this.#until(() => (this.#buffer.length >= 3 ? 5 + (this.#buffer[2] as number) : undefined));
+  }
+
+  text(terminator: string): Promise<Buffer> {
+    return this.#until(() => {
+      const end = this.#buffer.indexOf(terminator);
+      return end < 0 ? undefined : end + terminator.length;
+    });
+  }
+}
+
+interface Tracker {
+  uniqueId: string;
+  journey: Journey;
+  /** When this tracker may send its next report. */
+  nextAt: number;
+}
+
+class Simulation {
+  readonly stats: SimulationStats = { sent: 0, acknowledged: 0, connected: 0, refused: 0, reconnects: 0 };
+  readonly #options: SimulationOptions;
+  readonly #sockets = new Set<net.Socket>();
+  readonly #pool: Pool | undefined;
+  #stopping = false;
+  #serial = 0;
+
+  constructor(options: SimulationOptions) {
+    this.#options = options;
+    this.#pool = options.protocol === 'osmand' ? new Pool(`http://${options.host}:${options.port}`, { connections: Math.min(options.uniqueIds.length, 256) }) : undefined;
+  }
+
+  /** Stop sending; reports in flight still wait for their acknowledgement. */
+  stop(): void {
+    this.#stopping = true;
+  }
+
+  async run(): Promise<void> {
+    const { uniqueIds, route, speedKmh, stopSeconds } = this.#options;
+    const now = Date.now();
+    const trackers = uniqueIds.map((uniqueId, index): Tracker => {
+      // Spread the trackers over a grid of ~1 km cells and over the loop, and their first reports over a second.
+      const offset = { lat: (index % 20) * 0.01, lon: Math.floor(index / 20) * 0.015 };
+      const journey = new Journey(route, speedKmh, stopSeconds, index / Math.max(1, uniqueIds.length), offset, now);
+      return { uniqueId, journey, nextAt: now + (this.#options.rate > 0 ? (Math.random() * 1000) / this.#options.rate : 0) };
+    });
+    try {
+      await Promise.all(trackers.map((tracker) => this.#drive(tracker)));
+    } finally {
+      await this.#pool?.close();
+    }
+  }
+
+  /** Connects, reports until stopped, and connects again after losing the connection. */
+  async #drive(tracker: Tracker): Promise<void> {
+    while (!this.#stopping) {
+      try {
+        if (this.#options.protocol === 'osmand') await this.#reportOverHttp(tracker);
+        else await this.#session(tracker);
+      } catch (error) {
+        if (error instanceof Refused) {
+          this.stats.refused++;
+          return;
+        }
+        if (this.#stopping) return;
+        this.stats.reconnects++;
+        await this.#pause(RECONNECT_DELAY_MS);
+      }
+    }
+  }
+
+  async #pause(ms: number): Promise<void> {
+    const until = Date.now() + ms;
+    while (!this.#stopping && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, Math.min(250, until - Date.now())));
+  }
+
+  /** Waits for the tracker's next turn; false once the simulation stops. */
+  async #turn(tracker: Tracker): Promise<boolean> {
+    const wait = tracker.nextAt - Date.now();
+    if (wait > 0) await this.#pause(wait);
+    tracker.nextAt = Math.max(tracker.nextAt + (this.#options.rate > 0 ? 1000 / this.#options.rate : 0), Date.now() - 1000);
+    return !this.#stopping;
+  }
+
+  async #session(tracker: Tracker): Promise<void> {
+    const { protocol, host, port } = this.#options;
+    const socket = net.connect({ host, port });
+    socket.setNoDelay(true);
+    socket.on('error', () => undefined);
+    this.#sockets.add(socket);
+    const answers = new AnswerReader(socket);
+    try {
+      await new Promise<void>((resolve, reject) => {
+        socket.once('connect', resolve);
+        socket.once('error', reject);
+      });
+      if (protocol === 'teltonika') {
+        socket.write(teltonikaHandshake(tracker.uniqueId));
+        if ((await answers.bytes(1).catch(() => Buffer.from([0])))[0] !== 1) throw new Refused();
+      } else if (protocol === 'gt06') {
+        socket.write(gt06Login(tracker.uniqueId, this.#nextSerial()));
+        await answers.gt06Frame().catch(() => {
+          throw new Refused();
+        });
+      }
+      this.stats.connected++;
+      try {
+        while (await this.#turn(tracker)) {
+          const fix = tracker.journey.at(Date.now());
+          this.stats.sent++;
+          if (protocol === 'teltonika') {
+            socket.write(teltonikaAvlPacket([fix]));
+            const records = (await answers.bytes(4)).readUInt32BE(0);
+            this.stats.acknowledged += records;
+          } else if (protocol === 'gt06') {
+            socket.write(gt06Location(fix, this.#nextSerial()));
+            await answers.gt06Frame();
+            this.stats.acknowledged++;
+          } else {
+            socket.write(h02Location(tracker.uniqueId, fix));
+            await answers.text('#');
+            this.stats.acknowledged++;
+          }
+        }
+      } finally {
+        this.stats.connected--;
+      }
+    } finally {
+      this.#sockets.delete(socket);
+      socket.destroy();
+    }
+  }
+
+  async #reportOverHttp(tracker: Tracker): Promise<void> {
+    const pool = this.#pool as Pool;
+    let counted = false;
+    try {
+      while (await this.#turn(tracker)) {
+        this.stats.sent++;
+        const response = await pool.request({ method: 'GET', path: `/?${osmAndQuery(tracker.uniqueId, tracker.journey.at(Date.now()))}` });
+        await response.body.dump();
+        if (response.statusCode === 404) throw new Refused();
+        if (response.statusCode !== 200) throw new Error(`HTTP ${response.statusCode}`);
+        this.stats.acknowledged++;
+        if (!counted) {
+          counted = true;
+          this.stats.connected++;
+        }
+      }
+    } finally {
+      if (counted) this.stats.connected--;
+    }
+  }
+
+  #nextSerial(): number {
+    this.#serial = (this.#serial + 1) & 0xffff;
+    return this.#serial;
+  }
+}
+
+/** Drives the trackers until `durationMs` passes or `signal` aborts; answers the counts. */
+export async function runSimulation(options: SimulationOptions, onStats?: (stats: SimulationStats) => void, statsEveryMs = 5_000): Promise<SimulationStats> {
+  const simulation = new Simulation(options);
+  const stop = () => simulation.stop();
+  options.signal?.addEventListener('abort', stop, { once: true });
+  const timer = options.durationMs === undefined ? undefined : setTimeout(stop, options.durationMs);
+  const reporter = onStats ? setInterval(() => onStats({ ...simulation.stats }), statsEveryMs) : undefined;
+  try {
+    await simulation.run();
+  } finally {
+    clearTimeout(timer);
+    clearInterval(reporter);
+    options.signal?.removeEventListener('abort', stop);
+  }
+  return { ...simulation.stats };
+}
+
+// --- registration --------------------------------------------------------------------------------------------
+
+/**
+ * Creates the trackers as devices of the given account through the API (existing ones are kept),
+ * with thresholds that make the simulated trips raise events within minutes.
+ */
+export async function registerDevices(options: {
+  url: string;
+  email: string;
+  password: string;
+  protocol: SimulatedProtocol;
+  uniqueIds: readonly string[];
+  speedKmh: number;
+  stopSeconds: number;
+}): Promise<{ created: number; existing: number }> {
+  const login = await request(`${options.url}/api/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: options.email, password: options.password }),
+  });
+  const session = (await login.body.json()) as { accessToken?: string; message?: string };
+  if (login.statusCode !== 200 || !session.accessToken) throw new Error(`sign-in failed (${login.statusCode}): ${session.message ?? 'no access token'}`);
+  const attributes = {
+    // Knots: the trips swing above the average speed on every lap.
+    speedLimit: Math.round((options.speedKmh * 1.1) / KMH_PER_KNOT),
+    minimalParkingDuration: Math.max(10, Math.floor(options.stopSeconds * 0.6)),
+  };
+  const result = { created: 0, existing: 0 };
+  const queue = [...options.uniqueIds.entries()];
+  const worker = async () => {
+    for (let next = queue.shift(); next; next = queue.shift()) {
+      const [index, uniqueId] = next;
+      const response = await request(`${options.url}/api/devices/`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${session.accessToken}` },
+        body: JSON.stringify({ name: `Simulated ${options.protocol} ${index + 1}`, uniqueId, attributes }),
+      });
+      const body = (await response.body.json()) as { code?: string; message?: string };
+      if (response.statusCode === 201) result.created++;
+      else if (body.code === 'DEVICE_EXISTS') result.existing++;
+      else throw new Error(`creating device ${uniqueId} failed (${response.statusCode}): ${body.message ?? body.code}`);
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, worker));
+  return result;
+}
+
+/** uniqueIds of `count` trackers from a 15-digit base: IMEI-shaped, as GT06 and Teltonika require. */
+export function simulatedIds(base: string, count: number): string[] {
+  const start = BigInt(base);
+  return Array.from({ length: count }, (_, index) => (start + BigInt(index)).toString().padStart(15, '0'));
+}
+
+// --- command line --------------------------------------------------------------------------------------------
+
+const USAGE = `Usage: npm run simulate -- [options]
+
+  --protocol teltonika|gt06|h02|osmand   device protocol (default teltonika)
+  --devices N                            trackers (default 10)
+  --rate R                               reports per second per tracker (default 1; 0 = as fast as acknowledged)
+  --route file.gpx                       drive this track instead of a loop round Berlin
+  --speed KMH                            average speed (default 50)
+  --stop SECONDS                         parking time after each lap (default 90)
+  --host HOST --port PORT                device listener (default 127.0.0.1 and the protocol's Traccar port)
+  --id-base N                            uniqueId of the first tracker (default 860000000000000)
+  --duration SECONDS                     stop after this long (default: run until Ctrl-C)
+  --register                             create the trackers as devices first, through the API:
+  --url URL --email E --password P       API base (default http://127.0.0.1:8080) and the account to use`;
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      protocol: { type: 'string', default: 'teltonika' },
+      devices: { type: 'string', default: '10' },
+      rate: { type: 'string', default: '1' },
+      route: { type: 'string' },
+      speed: { type: 'string', default: '50' },
+      stop: { type: 'string', default: '90' },
+      host: { type: 'string', default: '127.0.0.1' },
+      port: { type: 'string' },
+      'id-base': { type: 'string', default: '860000000000000' },
+      duration: { type: 'string' },
+      register: { type: 'boolean', default: false },
+      url: { type: 'string', default: 'http://127.0.0.1:8080' },
+      email: { type: 'string' },
+      password: { type: 'string' },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (values.help) {
+    console.log(USAGE);
+    return;
+  }
+  const protocol = values.protocol as SimulatedProtocol;
+  if (!SIMULATED_PROTOCOLS.includes(protocol)) throw new UsageError(`unknown protocol '${values.protocol}'`);
+  const number = (name: string, text: string | undefined, min: number): number => {
+    const value = Number(text);
+    if (text === undefined || !Number.isFinite(value) || value < min) throw new UsageError(`--${name} must be a number >= ${min}`);
+    return value;
+  };
+  const devices = Math.floor(number('devices', values.devices, 1));
+  if (!/^\d{1,15}$/.test(values['id-base'])) throw new UsageError('--id-base must be up to 15 digits');
+  const uniqueIds = simulatedIds(values['id-base'], devices);
+  const speedKmh = number('speed', values.speed, 1);
+  const stopSeconds = number('stop', values.stop, 0);
+  const route = values.route ? gpxRoute(readFileSync(values.route, 'utf8')) : generatedRoute();
+
+  if (values.register) {
+    if (!values.email || !values.password) throw new UsageError('--register needs --email and --password');
+    const registered = await registerDevices({ url: values.url, email: values.email, password: values.password, protocol, uniqueIds, speedKmh, stopSeconds });
+    console.log(`Devices: ${registered.created} created, ${registered.existing} already there.`);
+  }
+
+  const port = values.port === undefined ? DEFAULT_PORTS[protocol] : Math.floor(number('port', values.port, 1));
+  const abort = new AbortController();
+  process.once('SIGINT', () => abort.abort());
+  process.once('SIGTERM', () => abort.abort());
+  console.log(`Simulating ${devices} ${protocol} tracker(s) against ${values.host}:${port}; Ctrl-C stops.`);
+  let previous = 0;
+  const stats = await runSimulation(
+    {
+      protocol,
+      host: values.host,
+      port,
+      uniqueIds,
+      rate: number('rate', values.rate, 0),
+      route,
+      speedKmh,
+      stopSeconds,
+      signal: abort.signal,
+      ...(values.duration === undefined ? {} : { durationMs: number('duration', values.duration, 0) * 1000 }),
+    },
+    (current) => {
+      console.log(`  ${current.connected} connected, ${((current.acknowledged - previous) / 5).toFixed(0)} reports/s acknowledged, ${current.acknowledged} in all, ${current.refused} refused`);
+      previous = current.acknowledged;
+    },
+  );
+  console.log(`Done: ${stats.sent} sent, ${stats.acknowledged} acknowledged, ${stats.refused} tracker(s) refused, ${stats.reconnects} reconnect(s).`);
+  if (stats.refused > 0) console.log('Refused trackers are unknown to the server (or disabled): add --register --email … --password … to create them.');
+}
+
+class UsageError extends Error {}
+
+if (import.meta.main) {
+  main().catch((error: unknown) => {
+    console.error(error instanceof UsageError ? `${error.message}\n\n${USAGE}` : `simulate: ${error instanceof Error ? error.message : String(error)}`);
+    process.exitCode = 1;
+  });
+}

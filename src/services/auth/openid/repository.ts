@@ -1,0 +1,52 @@
+import type { Insertable, Kysely, Selectable } from 'kysely';
+import type { AuthTables, OpenIdIdentitiesTable, OpenIdStatesTable } from '../tables.ts';
+
+export type OpenIdIdentityRow = Selectable<OpenIdIdentitiesTable>;
+export type OpenIdStateRow = Selectable<OpenIdStatesTable>;
+
+export class OpenIdRepository {
+  private readonly db: Kysely<AuthTables>;
+  constructor(db: Kysely<AuthTables>) {
+    this.db = db;
+  }
+
+  async insertState(row: Insertable<OpenIdStatesTable>): Promise<void> {
+    await this.db.insertInto('openid_states').values(row).execute();
+  }
+
+  findState(stateHash: string): Promise<OpenIdStateRow | undefined> {
+    return this.db.selectFrom('openid_states').selectAll().where('state_hash', '=', stateHash).executeTakeFirst();
+  }
+
+  /** Spends a live state; false when it was used (a concurrent callback won) or has expired. */
+  async consumeState(stateHash: string, now: number): Promise<boolean> {
+    const result = await this.db
+      .updateTable('openid_states')
+      .set({ consumed_at: now })
+      .where('state_hash', '=', stateHash)
+      .where('consumed_at', 'is', null)
+      .where('expires_at', '>', now)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
+  async purgeStatesExpiredBefore(before: number): Promise<void> {
+    await this.db.deleteFrom('openid_states').where('expires_at', '<', before).execute();
+  }
+
+  findIdentity(provider: string, subject: string): Promise<OpenIdIdentityRow | undefined> {
+    return this.db.selectFrom('openid_identities').selectAll().where('provider', '=', provider).where('subject', '=', subject).executeTakeFirst();
+  }
+
+  async insertIdentity(row: Insertable<OpenIdIdentitiesTable>): Promise<void> {
+    await this.db.insertInto('openid_identities').values(row).execute();
+  }
+
+  async touchIdentity(id: number, now: number): Promise<void> {
+    await this.db.updateTable('openid_identities').set({ last_used_at: now }).where('id', '=', id).execute();
+  }
+
+  async deleteIdentity(id: number): Promise<void> {
+    await this.db.deleteFrom('openid_identities').where('id', '=', id).execute();
+  }
+}

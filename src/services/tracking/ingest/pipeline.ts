@@ -1,0 +1,565 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { EventBus } from '../../../platform/bus.ts';
+import type { DeviceAccessApi, DeviceRecord, DeviceStatus, DeviceStatusChange } from '../../devices/access.ts';
+import type { NewEvent, NewPosition } from '../api.ts';
+import type { LiveEvent, LivePosition } from '../domain-events.ts';
+import { checkInactivity, checkStatusTimeout, initialDeviceState, processPosition, processStatus } from '../engine/index.ts';
+import type { DeviceContext, DeviceEngineState, EngineResult, EngineSettings, StoredPosition } from '../engine/index.ts';
+import { toEventView } from '../events/service.ts';
+import { positionJson } from '../positions/formats.ts';
+import type { PositionRow } from '../positions/repository.ts';
+import type { StoredPositions } from '../positions/service.ts';
+import type { DecodedMessage, DecodedPosition, DecodedStatus } from '../protocols/types.ts';
+import { DeviceDirectory } from './device-directory.ts';
+import { seedFromLatest } from './engine-seed.ts';
+import type { GeofenceLimits } from './geofence-limits.ts';
+import { GroupCommit } from './group-commit.ts';
+import { DeviceRefusedError } from './sink.ts';
+import type { IngestDevice, IngestSink } from './sink.ts';
+
+/** What the pipeline needs of the tracking module's storage. */
+export interface IngestStorage {
+  /** One transaction; the latest position of each device moves unless a newer fix is stored. */
+  storePositions(batch: NewPosition[]): Promise<StoredPositions>;
+  storeEvents(batch: NewEvent[]): Promise<number[]>;
+  latestPosition(deviceId: number): Promise<PositionRow | undefined>;
+  /** Devices that have a latest position: those whose stored status may need to time out after a restart. */
+  devicesWithPositions(): Promise<number[]>;
+}
+
+export interface IngestPipelineOptions {
+  storage: IngestStorage;
+  devices: Pick<DeviceAccessApi, 'findByUniqueId' | 'getDevices' | 'updateStatuses'>;
+  geofences: GeofenceLimits;
+  bus: EventBus;
+  log: FastifyBaseLogger;
+  settings: EngineSettings;
+  /** Seconds without a message before an online device becomes unknown. */
+  statusTimeout: number;
+  batchSize: number;
+  batchDelayMs: number;
+  /** How long a device record (disabled, attributes, owner) is trusted before it is read again. */
+  deviceTtlMs?: number;
+  /** Least time between two writes of the devices' status, lastUpdate and positionId (changes in between are merged). */
+  deviceWriteIntervalMs?: number;
+  now?: () => number;
+}
+
+/** Everything ingestion keeps in memory about one device. */
+interface DeviceSlot {
+  id: number;
+  record: DeviceRecord;
+  /** When the record was last read. */
+  checkedAt: number;
+  /** Deleted, disabled or expired: further messages are refused. */
+  refused: boolean;
+  /** The last position accepted in fix-time order: what a status report is merged into (Traccar's last location). */
+  last: NewPosition | null;
+  /** The latest stored position has been read and the engine state seeded from it. */
+  loaded: boolean;
+  loading: Promise<void> | undefined;
+  engine: DeviceEngineState;
+  /** Open TCP connections of the device: it goes offline when the last one closes. */
+  sessions: number;
+}
+
+/** One message's positions on their way to storage, each flagged in order (moves the latest) or not. */
+interface Delivery {
+  slot: DeviceSlot;
+  positions: NewPosition[];
+  inOrder: boolean[];
+}
+
+interface StoredDelivery {
+  slot: DeviceSlot;
+  positions: StoredPosition[];
+  inOrder: boolean[];
+}
+
+const DEFAULT_DEVICE_TTL_MS = 5_000;
+/** A busy device changes lastUpdate with every message: writing it at most once a second keeps that cheap. */
+const DEFAULT_DEVICE_WRITE_INTERVAL_MS = 1_000;
+const UNKNOWN_DEVICE_TTL_MS = 1_000;
+/** The status sweep runs at least this often, and often enough to notice a timeout within a quarter of it. */
+const MAX_SWEEP_INTERVAL_MS = 5_000;
+
+/**
+ * The ingestion pipeline behind the protocol listeners (DESIGN §1): device lookup → per-device
+ * ordering → group-committed durable write → acknowledgement → live positions; then, off the
+ * acknowledgement path and strictly in order per device, the event engine, the events and the
+ * devices' status, lastUpdate and positionId.
+ *
+ * Ordering: a device's messages enter the write queue in the order accept() is called (the
+ * connection handler calls it frame by frame), the queue is written first in, first out, and the
+ * engine runs over each write in turn. The engine state is only ever replaced synchronously, so the
+ * status changes made on arrival, on disconnection and by the sweep interleave safely with it.
+ */
+export class IngestPipeline implements IngestSink {
+  readonly #options: IngestPipelineOptions;
+  readonly #now: () => number;
+  readonly #directory: DeviceDirectory;
+  readonly #deviceTtlMs: number;
+  readonly #writer: GroupCommit<Delivery>;
+  readonly #slots = new Map<number, DeviceSlot>();
+  /** The last write handed to the queue, settled: stop() and deletions wait for it. */
+  #lastWrite: Promise<void> = Promise.resolve();
+
+  // Work for the engine and the device updates, done one round at a time after the writes.
+  #storedDeliveries: StoredDelivery[] = [];
+  #pendingEvents: NewEvent[] = [];
+  readonly #pendingUpdates = new Map<number, DeviceStatusChange>();
+  #lastDeviceWrite = Number.NEGATIVE_INFINITY;
+  /** Set while settled() or stop() want the device fields written now. */
+  #writeDevicesNow = false;
+  #deviceTimer: NodeJS.Timeout | undefined;
+  #effects: Promise<void> | undefined;
+  #round: Promise<void> | undefined;
+
+  /** Live updates on their way to the bus. */
+  readonly #publishing = new Set<Promise<void>>();
+  #sweepTimer: NodeJS.Timeout | undefined;
+  #stopping = false;
+
+  constructor(options: IngestPipelineOptions) {
+    this.#options = options;
+    this.#now = options.now ?? Date.now;
+    this.#deviceTtlMs = options.deviceTtlMs ?? DEFAULT_DEVICE_TTL_MS;
+    this.#directory = new DeviceDirectory({
+      lookup: (uniqueId) => options.devices.findByUniqueId(uniqueId),
+      knownTtlMs: this.#deviceTtlMs,
+      unknownTtlMs: Math.min(this.#deviceTtlMs, UNKNOWN_DEVICE_TTL_MS),
+      now: this.#now,
+    });
+    this.#writer = new GroupCommit<Delivery>({
+      batchSize: options.batchSize,
+      delayMs: options.batchDelayMs,
+      rowsOf: (delivery) => delivery.positions.length,
+      write: (deliveries) => this.#write(deliveries),
+    });
+  }
+
+  // --- IngestSink ------------------------------------------------------------------------------------------------
+
+  async identify(uniqueId: string): Promise<IngestDevice | undefined> {
+    const record = await this.#directory.find(uniqueId);
+    if (!record || this.#isRefused(record)) return undefined;
+    const slot = this.#slotOf(record);
+    slot.refused = false;
+    return { id: record.id, uniqueId: record.uniqueId };
+  }
+
+  async accept(device: IngestDevice, protocol: string, message: DecodedMessage, receivedAt: Date): Promise<void> {
+    const slot = this.#slots.get(device.id);
+    if (!slot || slot.refused) throw new DeviceRefusedError(device.uniqueId);
+    const time = receivedAt.getTime();
+    this.#recheck(slot, time);
+    if (!slot.loaded) await this.#load(slot);
+    this.#applyStatus(slot, 'online', time);
+    this.#update(slot.id).lastUpdate = time;
+
+    const delivery: Delivery = { slot, positions: [], inOrder: [] };
+    for (const decoded of message.positions) this.#place(delivery, fromDecoded(slot.id, protocol, decoded, time));
+    for (const status of message.statuses) this.#place(delivery, mergedStatus(slot.id, protocol, slot.last, status, time));
+    if (delivery.positions.length === 0) {
+      this.#kickEffects();
+      return;
+    }
+    const written = this.#writer.add(delivery);
+    this.#lastWrite = written.catch(() => undefined);
+    await written;
+  }
+
+  connected(device: IngestDevice): void {
+    const slot = this.#slots.get(device.id);
+    if (slot) slot.sessions++;
+  }
+
+  disconnected(device: IngestDevice): void {
+    const slot = this.#slots.get(device.id);
+    if (!slot) return;
+    slot.sessions = Math.max(0, slot.sessions - 1);
+    // A server shutting down closes the connections itself: the devices did not go offline.
+    if (slot.sessions === 0 && !this.#stopping) {
+      this.#applyStatus(slot, 'offline', this.#now());
+      this.#kickEffects();
+    }
+  }
+
+  // --- lifecycle -------------------------------------------------------------------------------------------------
+
+  /** Starts the status sweep and picks up the devices a previous run left online. */
+  async start(): Promise<void> {
+    const interval = Math.min(MAX_SWEEP_INTERVAL_MS, Math.max(100, (this.#options.statusTimeout * 1000) / 4));
+    this.#sweepTimer = setInterval(() => this.sweep(), interval);
+    this.#sweepTimer.unref();
+    try {
+      await this.#resumeStatuses();
+    } catch (error) {
+      this.#options.log.error({ err: error }, 'ingest: the statuses left by the previous run could not be read; devices it left online stay so until they send');
+    }
+  }
+
+  /**
+   * Closes the listeners (through `closeListeners`), then writes what was accepted, runs the engine
+   * over it and stops the sweep. The connections closed on the way do not make their devices offline.
+   */
+  async stop(closeListeners: () => Promise<void>): Promise<void> {
+    this.#stopping = true;
+    clearInterval(this.#sweepTimer);
+    await closeListeners();
+    await this.#lastWrite;
+    await this.#writer.drain();
+    await this.settled();
+    clearTimeout(this.#deviceTimer);
+  }
+
+  /**
+   * Online devices silent past STATUS_TIMEOUT become unknown; devices silent past their
+   * deviceInactivityStart (and period) raise deviceInactive. Runs on a timer; public for tests.
+   */
+  sweep(): void {
+    const now = this.#now();
+    for (const slot of this.#slots.values()) {
+      this.#applyResult(slot, checkStatusTimeout(slot.engine, now, this.#options.statusTimeout));
+      this.#applyResult(slot, checkInactivity(slot.engine, now, this.#context(slot)));
+    }
+    this.#kickEffects();
+  }
+
+  /** Resolves once everything accepted so far is stored and its events and statuses are written (tests, benchmarks). */
+  async settled(): Promise<void> {
+    await this.#lastWrite;
+    this.#writeDevicesNow = true;
+    try {
+      this.#kickEffects();
+      await this.#effectsSettled();
+    } finally {
+      this.#writeDevicesNow = false;
+    }
+    await Promise.all(this.#publishing);
+  }
+
+  /**
+   * The device was deleted: nothing more of it is accepted or processed, and the write and the
+   * effects round in flight finish first, so none of its data is written after it is removed.
+   */
+  async forgetDevice(deviceId: number): Promise<void> {
+    const slot = this.#slots.get(deviceId);
+    this.#directory.forgetDevice(deviceId);
+    if (!slot) return;
+    slot.refused = true;
+    this.#slots.delete(deviceId);
+    this.#pendingUpdates.delete(deviceId);
+    this.#pendingEvents = this.#pendingEvents.filter((event) => event.deviceId !== deviceId);
+    const round = this.#round;
+    await this.#lastWrite;
+    await round;
+  }
+
+  // --- arrival ---------------------------------------------------------------------------------------------------
+
+  #slotOf(record: DeviceRecord): DeviceSlot {
+    let slot = this.#slots.get(record.id);
+    if (!slot) {
+      slot = {
+        id: record.id,
+        record,
+        checkedAt: this.#now(),
+        refused: false,
+        last: null,
+        loaded: false,
+        loading: undefined,
+        engine: initialDeviceState(record.id, record.status, record.lastUpdate),
+        sessions: 0,
+      };
+      this.#slots.set(record.id, slot);
+    } else if (record !== slot.record) {
+      slot.record = record;
+      slot.checkedAt = this.#now();
+    }
+    return slot;
+  }
+
+  #isRefused(record: DeviceRecord): boolean {
+    return record.disabled || (record.expirationTime !== null && record.expirationTime <= this.#now());
+  }
+
+  /** A long-lived connection identifies once: its device is read again every TTL, in the background. */
+  #recheck(slot: DeviceSlot, now: number): void {
+    if (now - slot.checkedAt < this.#deviceTtlMs) return;
+    slot.checkedAt = now;
+    this.#directory.refresh(slot.record.uniqueId).then(
+      (record) => {
+        if (!record || record.id !== slot.id || this.#isRefused(record)) slot.refused = true;
+        else slot.record = record;
+      },
+      (error: unknown) => this.#options.log.warn({ err: error, deviceId: slot.id }, 'ingest: could not read the device again'),
+    );
+  }
+
+  /** Reads the device's latest stored position once: status reports merge into it, and the engine starts from it. */
+  #load(slot: DeviceSlot): Promise<void> {
+    slot.loading ??= (async () => {
+      const row = await this.#options.storage.latestPosition(slot.id);
+      if (row) {
+        const latest = storedFromRow(row);
+        const geofenceIds = latest.valid
+          ? (await this.#options.geofences.hits(slot.record.ownerId, { lat: latest.latitude, lon: latest.longitude })).map((hit) => hit.id)
+          : [];
+        slot.last = latest;
+        slot.engine = seedFromLatest(slot.engine, latest, geofenceIds, this.#context(slot));
+      }
+      slot.loaded = true;
+    })().catch((error: unknown) => {
+      slot.loading = undefined;
+      throw error;
+    });
+    return slot.loading;
+  }
+
+  #place(delivery: Delivery, position: NewPosition): void {
+    const { slot } = delivery;
+    const inOrder = slot.last === null || position.fixTime >= slot.last.fixTime;
+    if (inOrder) slot.last = position;
+    delivery.positions.push(position);
+    delivery.inOrder.push(inOrder);
+  }
+
+  /** False once the device was deleted. */
+  #isCurrent(slot: DeviceSlot): boolean {
+    return this.#slots.get(slot.id) === slot;
+  }
+
+  #context(slot: DeviceSlot): DeviceContext {
+    return { deviceAttributes: slot.record.attributes, settings: this.#options.settings };
+  }
+
+  #applyStatus(slot: DeviceSlot, status: DeviceStatus, time: number): void {
+    this.#applyResult(slot, processStatus(slot.engine, status, time));
+  }
+
+  /** Takes the engine's new state; its events and any status change wait for the next effects round. */
+  #applyResult(slot: DeviceSlot, result: EngineResult): void {
+    if (result.state.status !== slot.engine.status) this.#update(slot.id).status = result.state.status;
+    slot.engine = result.state;
+    for (const event of result.events) this.#pendingEvents.push(event);
+  }
+
+  #update(deviceId: number): DeviceStatusChange {
+    let update = this.#pendingUpdates.get(deviceId);
+    if (!update) {
+      update = { deviceId };
+      this.#pendingUpdates.set(deviceId, update);
+    }
+    return update;
+  }
+
+  // --- the durable write -----------------------------------------------------------------------------------------
+
+  async #write(deliveries: Delivery[]): Promise<void> {
+    const { rows, moved } = await this.#options.storage.storePositions(deliveries.flatMap((delivery) => delivery.positions));
+    // Durable from here: everything below is bookkeeping and must not fail the acknowledgement.
+    const live: LivePosition[] = [];
+    let index = 0;
+    for (const delivery of deliveries) {
+      const stored: StoredPosition[] = [];
+      delivery.positions.forEach((position, at) => {
+        const row = rows[index++] as PositionRow;
+        stored.push({ ...position, id: row.id });
+        if (delivery.inOrder[at] && this.#isCurrent(delivery.slot)) live.push({ deviceId: row.device_id, json: positionJson(row) });
+      });
+      this.#storedDeliveries.push({ slot: delivery.slot, positions: stored, inOrder: delivery.inOrder });
+    }
+    for (const entry of moved) {
+      if (this.#slots.has(entry.device_id)) this.#update(entry.device_id).positionId = entry.position_id;
+    }
+    // After the acknowledgements, which the callers write as soon as this write resolves.
+    if (live.length > 0) this.#publish('tracking.positions.stored', { positions: live }, 'after-acknowledgements');
+    this.#kickEffects();
+  }
+
+  // --- effects: engine, events, device statuses --------------------------------------------------------------------
+
+  #hasEffects(): boolean {
+    return this.#storedDeliveries.length > 0 || this.#pendingEvents.length > 0 || (this.#pendingUpdates.size > 0 && this.#devicesDue());
+  }
+
+  #devicesDue(): boolean {
+    return this.#writeDevicesNow || this.#now() - this.#lastDeviceWrite >= (this.#options.deviceWriteIntervalMs ?? DEFAULT_DEVICE_WRITE_INTERVAL_MS);
+  }
+
+  #kickEffects(): void {
+    if (this.#effects || !this.#hasEffects()) return;
+    this.#effects = this.#runEffects();
+  }
+
+  async #runEffects(): Promise<void> {
+    // On a later turn of the event loop: the caller stores the promise first, and the rounds never
+    // run back to back with the writes from within callbacks (see GroupCommit).
+    await new Promise((resolve) => setImmediate(resolve));
+    try {
+      while (this.#hasEffects()) {
+        this.#round = this.#effectsRound().catch((error: unknown) => {
+          this.#options.log.error({ err: error }, 'ingest: the event engine failed on a batch; its events are lost');
+        });
+        await this.#round;
+        // As between writes: I/O first, and the next round takes what arrived meanwhile.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    } finally {
+      this.#effects = undefined;
+      this.#round = undefined;
+    }
+    // Device fields held back by the interval are written when it has passed.
+    if (this.#pendingUpdates.size > 0 && this.#deviceTimer === undefined && !this.#stopping) {
+      const interval = this.#options.deviceWriteIntervalMs ?? DEFAULT_DEVICE_WRITE_INTERVAL_MS;
+      this.#deviceTimer = setTimeout(() => {
+        this.#deviceTimer = undefined;
+        this.#kickEffects();
+      }, Math.max(0, this.#lastDeviceWrite + interval - this.#now()));
+      this.#deviceTimer.unref();
+    }
+  }
+
+  async #effectsSettled(): Promise<void> {
+    while (this.#effects) await this.#effects;
+  }
+
+  async #effectsRound(): Promise<void> {
+    const deliveries = this.#storedDeliveries;
+    this.#storedDeliveries = [];
+    for (const delivery of deliveries) {
+      const { slot } = delivery;
+      for (const [at, position] of delivery.positions.entries()) {
+        if (!delivery.inOrder[at] || !this.#isCurrent(slot)) continue;
+        const geofences = position.valid
+          ? await this.#options.geofences.hits(slot.record.ownerId, { lat: position.latitude, lon: position.longitude })
+          : slot.engine.geofenceIds.map((id) => ({ id }));
+        // Read after the await: status changes made meanwhile are part of the state.
+        this.#applyResult(slot, processPosition(slot.engine, position, { ...this.#context(slot), geofences }));
+      }
+    }
+    const events = this.#pendingEvents;
+    this.#pendingEvents = [];
+    const updates = this.#devicesDue() ? [...this.#pendingUpdates.values()] : [];
+    if (updates.length > 0) {
+      this.#pendingUpdates.clear();
+      this.#lastDeviceWrite = this.#now();
+    }
+    try {
+      if (events.length > 0) {
+        const ids = await this.#options.storage.storeEvents(events);
+        this.#publish('tracking.events.created', { events: events.map((event, index) => liveEvent(event, ids[index] as number)) });
+      }
+    } catch (error) {
+      this.#options.log.error({ err: error, count: events.length }, 'ingest: events could not be stored');
+    }
+    try {
+      if (updates.length > 0) await this.#options.devices.updateStatuses(updates);
+    } catch (error) {
+      this.#options.log.error({ err: error, count: updates.length }, 'ingest: device statuses could not be written');
+    }
+  }
+
+  #publish<T extends 'tracking.positions.stored' | 'tracking.events.created'>(
+    topic: T,
+    payload: T extends 'tracking.positions.stored' ? { positions: LivePosition[] } : { events: LiveEvent[] },
+    when: 'now' | 'after-acknowledgements' = 'now',
+  ): void {
+    const start = when === 'now' ? Promise.resolve() : new Promise<void>((resolve) => setImmediate(resolve));
+    const publishing = start
+      .then(() => this.#options.bus.publish(topic, payload as never))
+      .catch((error: unknown) => {
+        this.#options.log.warn({ err: error, topic }, 'ingest: a live update could not be published');
+      })
+      .finally(() => this.#publishing.delete(publishing));
+    this.#publishing.add(publishing);
+  }
+
+  // --- restart ---------------------------------------------------------------------------------------------------
+
+  /** Devices a previous run left online time out like any other, even if they never send again. */
+  async #resumeStatuses(): Promise<void> {
+    const ids = await this.#options.storage.devicesWithPositions();
+    for (let start = 0; start < ids.length; start += 1000) {
+      for (const record of await this.#options.devices.getDevices(ids.slice(start, start + 1000))) {
+        if (record.status === 'online' && !this.#slots.has(record.id)) this.#slotOf(record);
+      }
+    }
+  }
+}
+
+function fromDecoded(deviceId: number, protocol: string, decoded: DecodedPosition, serverTime: number): NewPosition {
+  return {
+    deviceId,
+    protocol,
+    serverTime,
+    deviceTime: decoded.deviceTime?.getTime() ?? null,
+    fixTime: decoded.fixTime.getTime(),
+    valid: decoded.valid,
+    latitude: decoded.latitude,
+    longitude: decoded.longitude,
+    altitude: decoded.altitude,
+    speed: decoded.speed,
+    course: decoded.course,
+    accuracy: decoded.accuracy,
+    attributes: decoded.attributes,
+  };
+}
+
+/**
+ * A report without a location, stored as Traccar does: the last known fix (its time, place and
+ * motion) with the report's attributes; before any fix, at 0,0 with fix time 1970-01-01 and invalid.
+ */
+function mergedStatus(deviceId: number, protocol: string, last: NewPosition | null, status: DecodedStatus, serverTime: number): NewPosition {
+  return {
+    deviceId,
+    protocol,
+    serverTime,
+    deviceTime: status.deviceTime?.getTime() ?? serverTime,
+    fixTime: last?.fixTime ?? 0,
+    valid: last?.valid ?? false,
+    latitude: last?.latitude ?? 0,
+    longitude: last?.longitude ?? 0,
+    altitude: last?.altitude ?? 0,
+    speed: last?.speed ?? 0,
+    course: last?.course ?? 0,
+    accuracy: last?.accuracy ?? 0,
+    address: last?.address ?? null,
+    attributes: status.attributes,
+  };
+}
+
+function storedFromRow(row: PositionRow): StoredPosition {
+  return {
+    id: row.id,
+    deviceId: row.device_id,
+    protocol: row.protocol,
+    serverTime: row.server_time,
+    deviceTime: row.device_time,
+    fixTime: row.fix_time,
+    valid: row.valid === 1,
+    latitude: row.latitude,
+    longitude: row.longitude,
+    altitude: row.altitude,
+    speed: row.speed,
+    course: row.course,
+    accuracy: row.accuracy,
+    address: row.address,
+    attributes: JSON.parse(row.attributes) as Record<string, unknown>,
+  };
+}
+
+function liveEvent(event: NewEvent, id: number): LiveEvent {
+  const view = toEventView({
+    id,
+    type: event.type,
+    event_time: Math.round(event.eventTime),
+    device_id: event.deviceId,
+    position_id: event.positionId ?? null,
+    geofence_id: event.geofenceId ?? null,
+    maintenance_id: event.maintenanceId ?? null,
+    attributes: JSON.stringify(event.attributes ?? {}),
+  });
+  return { deviceId: event.deviceId, json: JSON.stringify(view) };
+}

@@ -1,0 +1,76 @@
+import websocket from '@fastify/websocket';
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { HttpApp } from '../../../platform/http/app.ts';
+import { AppError } from '../../../platform/http/errors.ts';
+import { requireIdentity } from '../../../platform/http/identity.ts';
+import { errorResponses } from '../schemas.ts';
+import type { LiveHub } from './hub.ts';
+import { TOKEN_EXPIRES_HEADER } from './protocol.ts';
+
+/** Clients have nothing to say on the socket; anything larger than this from them closes it (1009). */
+const MAX_CLIENT_MESSAGE_BYTES = 4096;
+const ACCESS_TOKEN_COOKIE = 'access_token';
+
+/**
+ * GET /api/socket: the WebSocket of live updates. The gateway has authenticated the upgrade
+ * request by then (bearer, cookie or ?token=); a refusal is an ordinary HTTP answer, before any upgrade.
+ * `allowedOrigins` are the origins (PUBLIC_URL, WEB_URL) whose pages may open it with the cookie.
+ */
+export async function registerLiveRoutes(app: HttpApp, hub: LiveHub, allowedOrigins: readonly string[]): Promise<void> {
+  const origins = new Set(allowedOrigins.map((url) => new URL(url).origin));
+  // Added before the plugin's own preClose hook, which would close the sockets without a code.
+  app.addHook('preClose', async () => hub.stop());
+  await app.register(websocket, { options: { maxPayload: MAX_CLIENT_MESSAGE_BYTES } });
+  // The plugin ends a refused upgrade's connection only when its own onRequest hook ran; the
+  // gateway's runs first and may refuse (401) before it, which would leave the connection open.
+  app.addHook('onResponse', async (request) => {
+    if (isUpgrade(request)) request.raw.socket.destroy();
+  });
+
+  app.route({
+    method: 'GET',
+    url: '/api/socket',
+    schema: {
+      tags: ['live'],
+      summary: 'Live updates over WebSocket: positions, events and devices as they happen (docs/live-updates.md)',
+      description:
+        'Upgrade with a bearer token, the access_token cookie or ?token=. Messages are JSON: {"positions": [...]} on connect ' +
+        '(latest of each device the user may see positions of), then {"positions"}, {"events"}, {"devices"} as they happen, ' +
+        'and {} every 55 s. Close codes: 4401 session revoked or token expired, 4408 slow consumer, 1001 server shutting down.',
+      response: {
+        101: Type.Null({ description: 'Switching Protocols' }),
+        ...errorResponses(401, 403, 426, 429),
+      },
+    },
+    preValidation: async (request) => {
+      const identity = requireIdentity(request);
+      // A page of another site can open a WebSocket that carries the cookie; a bearer or ?token= it cannot forge.
+      const origin = request.headers.origin;
+      if (usesCookie(request) && origin !== undefined && !origins.has(origin)) {
+        throw new AppError('FORBIDDEN', 'Pages of this origin may not open the socket with the session cookie');
+      }
+      if (!hub.mayConnect(identity.userId)) throw new AppError('RATE_LIMITED', 'Too many live connections for this account');
+    },
+    handler: async () => {
+      throw new AppError('WEBSOCKET_REQUIRED');
+    },
+    wsHandler: (socket, request) => hub.connect(socket, requireIdentity(request), tokenExpiresAt(request)),
+  });
+}
+
+/** Node hands such a request to the 'upgrade' listeners: its connection speaks HTTP no more, whatever the answer. */
+function isUpgrade(request: FastifyRequest): boolean {
+  return request.headers.upgrade !== undefined && /\bupgrade\b/i.test(request.headers.connection ?? '');
+}
+
+/** The gateway takes the bearer header first, then the cookie, then ?token=. */
+function usesCookie(request: FastifyRequest): boolean {
+  return request.headers.authorization === undefined && Boolean(request.cookies?.[ACCESS_TOKEN_COOKIE]);
+}
+
+/** Trusted like X-User-Id: only requests with an identity reach here, and those carry the internal token. */
+function tokenExpiresAt(request: FastifyRequest): number | undefined {
+  const value = Number(request.headers[TOKEN_EXPIRES_HEADER]);
+  return Number.isSafeInteger(value) && value > 0 ? value : undefined;
+}

@@ -1,0 +1,110 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { DeviceRecord } from '../../../../src/services/devices/access.ts';
+import { DeviceDirectory } from '../../../../src/services/tracking/ingest/device-directory.ts';
+
+function record(id: number, uniqueId: string, changes: Partial<DeviceRecord> = {}): DeviceRecord {
+  return {
+    id,
+    name: uniqueId,
+    uniqueId,
+    status: 'offline',
+    lastUpdate: null,
+    positionId: null,
+    phone: null,
+    model: null,
+    contact: null,
+    category: null,
+    disabled: false,
+    expirationTime: null,
+    groupId: null,
+    calendarId: null,
+    attributes: {},
+    ownerId: 1,
+    ...changes,
+  };
+}
+
+/** A directory over a mutable device table, counting lookups, on a clock the test moves. */
+function setup() {
+  const table = new Map<string, DeviceRecord>([['a', record(1, 'a')]]);
+  let now = 1_000;
+  let lookups = 0;
+  let failing = false;
+  const directory = new DeviceDirectory({
+    async lookup(uniqueId) {
+      lookups++;
+      await new Promise((resolve) => setImmediate(resolve));
+      if (failing) throw new Error('database down');
+      return table.get(uniqueId);
+    },
+    knownTtlMs: 5_000,
+    unknownTtlMs: 1_000,
+    now: () => now,
+  });
+  return {
+    directory,
+    table,
+    lookups: () => lookups,
+    advance: (ms: number) => {
+      now += ms;
+    },
+    fail: (value: boolean) => {
+      failing = value;
+    },
+  };
+}
+
+describe('device directory (uniqueId lookups for ingestion)', () => {
+  it('reads a device once, however many ask at the same time, then serves it from memory', async () => {
+    const { directory, lookups } = setup();
+    const answers = await Promise.all([directory.find('a'), directory.find('a'), directory.find('a')]);
+    assert.deepEqual(answers.map((answer) => answer?.id), [1, 1, 1]);
+    await directory.find('a');
+    assert.equal(lookups(), 1);
+  });
+
+  it('past the TTL answers from memory at once and reads again in the background', async () => {
+    const { directory, table, lookups, advance } = setup();
+    await directory.find('a');
+    table.set('a', record(1, 'a', { disabled: true }));
+    advance(5_000);
+    assert.equal((await directory.find('a'))?.disabled, false, 'the stale record, without waiting');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    assert.equal(lookups(), 2);
+    assert.equal((await directory.find('a'))?.disabled, true, 'the fresh record');
+  });
+
+  it('remembers an unknown device briefly, then asks again', async () => {
+    const { directory, table, lookups, advance } = setup();
+    assert.equal(await directory.find('b'), undefined);
+    table.set('b', record(2, 'b'));
+    assert.equal(await directory.find('b'), undefined);
+    assert.equal(lookups(), 1);
+    advance(1_000);
+    assert.equal((await directory.find('b'))?.id, 2);
+  });
+
+  it('refresh reads at once; forgetDevice drops the device', async () => {
+    const { directory, table, lookups } = setup();
+    await directory.find('a');
+    table.set('a', record(1, 'a', { attributes: { speedLimit: 30 } }));
+    assert.deepEqual((await directory.refresh('a'))?.attributes, { speedLimit: 30 });
+    table.delete('a');
+    directory.forgetDevice(1);
+    assert.equal(await directory.find('a'), undefined);
+    assert.equal(lookups(), 3);
+  });
+
+  it('a failed read is not remembered: a known device keeps its record, an unknown one is asked again', async () => {
+    const { directory, fail, advance } = setup();
+    await directory.find('a');
+    fail(true);
+    await assert.rejects(directory.find('c'), /database down/);
+    await assert.rejects(directory.refresh('a'), /database down/);
+    advance(10_000);
+    assert.equal((await directory.find('a'))?.id, 1);
+    fail(false);
+    assert.equal(await directory.find('c'), undefined);
+  });
+});

@@ -1,0 +1,216 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { gt06Location, gt06Login, h02Location, teltonikaAvlPacket, teltonikaHandshake } from '../../../../src/services/tracking/protocols/encoders.ts';
+import { describeEachEngine } from '../../../support/engines.ts';
+import { startTestServer } from '../../../support/server.ts';
+import type { TestLogin, TestServer } from '../../../support/server.ts';
+import { DeviceConnection, fixAt, latestOf, positionsOf, registerDevice } from './support.ts';
+
+const ACK_ONE = Buffer.from([0, 0, 0, 1]);
+const ACCEPTED = Buffer.from([1]);
+const REFUSED = Buffer.from([0]);
+
+describeEachEngine('device TCP listeners, end to end', (engine) => {
+  let server: TestServer;
+  let owner: TestLogin;
+  const ports = { teltonika: 0, gt06: 0, h02: 0 };
+
+  before(async () => {
+    server = await startTestServer(engine);
+    owner = await server.login({ email: 'tcp-owner@example.com' });
+    const ingestion = server.tracking!.ingestion;
+    ports.teltonika = await ingestion.listen('teltonika', 0);
+    ports.gt06 = await ingestion.listen('gt06', 0);
+    ports.h02 = await ingestion.listen('h02', 0);
+  });
+  after(() => server.dispose());
+
+  describe('Teltonika', () => {
+    it('accepts a known IMEI, acknowledges each packet with its record count once stored', async () => {
+      const deviceId = await registerDevice(server, owner, '356307042441001');
+      const connection = await DeviceConnection.open(ports.teltonika);
+      connection.write(teltonikaHandshake('356307042441001'));
+      assert.deepEqual(await connection.read(1), ACCEPTED);
+      connection.write(teltonikaAvlPacket([fixAt(0), fixAt(1, { ignition: true })]));
+      assert.deepEqual(await connection.read(4), Buffer.from([0, 0, 0, 2]));
+      // Acknowledged means stored: readable at once.
+      const stored = await positionsOf(server, owner, deviceId);
+      assert.deepEqual(stored.map((position) => [position.protocol, position.fixTime, position.attributes.ignition]), [
+        ['teltonika', fixAt(0).time.toISOString(), undefined],
+        ['teltonika', fixAt(1).time.toISOString(), true],
+      ]);
+      assert.equal(stored[0]?.latitude, 52.5);
+      assert.equal(stored[0]?.altitude, 40);
+      assert.ok(Math.abs((stored[0]?.speed ?? 0) - 10) < 0.3, 'km/h on the wire, knots stored');
+      await connection.close();
+    });
+
+    it('reassembles frames delivered a few bytes at a time', async () => {
+      const deviceId = await registerDevice(server, owner, '356307042441002');
+      const connection = await DeviceConnection.open(ports.teltonika);
+      await connection.trickle(Buffer.concat([teltonikaHandshake('356307042441002'), teltonikaAvlPacket([fixAt(10)])]), 3);
+      assert.deepEqual(await connection.read(1), ACCEPTED);
+      assert.deepEqual(await connection.read(4), ACK_ONE);
+      assert.equal((await positionsOf(server, owner, deviceId)).length, 1);
+      await connection.close();
+    });
+
+    it('handles the handshake and several packets in one write, acknowledging each in order', async () => {
+      const deviceId = await registerDevice(server, owner, '356307042441003');
+      const connection = await DeviceConnection.open(ports.teltonika);
+      connection.write(
+        Buffer.concat([
+          teltonikaHandshake('356307042441003'),
+          teltonikaAvlPacket([fixAt(20)]),
+          Buffer.from([0xff]), // keep-alive ping
+          teltonikaAvlPacket([fixAt(21), fixAt(22), fixAt(23)]),
+        ]),
+      );
+      assert.deepEqual(await connection.read(9), Buffer.concat([ACCEPTED, ACK_ONE, Buffer.from([0, 0, 0, 3])]));
+      assert.equal((await positionsOf(server, owner, deviceId)).length, 4);
+      await connection.close();
+    });
+
+    it('refuses an unknown IMEI with 0x00 and closes', async () => {
+      const connection = await DeviceConnection.open(ports.teltonika);
+      connection.write(teltonikaHandshake('356307042449999'));
+      assert.deepEqual(await connection.read(1), REFUSED);
+      await connection.assertClosed();
+    });
+
+    it('refuses a disabled device', async () => {
+      const deviceId = await registerDevice(server, owner, '356307042441004');
+      const disabled = await server.app.inject({ method: 'PUT', url: `/api/devices/${deviceId}`, headers: owner.authorization, payload: { disabled: true } });
+      assert.equal(disabled.statusCode, 200, disabled.body);
+      const connection = await DeviceConnection.open(ports.teltonika);
+      connection.write(teltonikaHandshake('356307042441004'));
+      assert.deepEqual(await connection.read(1), REFUSED);
+      await connection.assertClosed();
+      assert.deepEqual(await positionsOf(server, owner, deviceId), []);
+    });
+
+    it('closes on a bad CRC, storing nothing of that packet but acknowledging what came before', async () => {
+      const deviceId = await registerDevice(server, owner, '356307042441005');
+      const connection = await DeviceConnection.open(ports.teltonika);
+      const corrupt = teltonikaAvlPacket([fixAt(31)]);
+      corrupt[corrupt.length - 1] = (corrupt[corrupt.length - 1] as number) ^ 0xff;
+      connection.write(Buffer.concat([teltonikaHandshake('356307042441005'), teltonikaAvlPacket([fixAt(30)]), corrupt]));
+      assert.deepEqual(await connection.read(5), Buffer.concat([ACCEPTED, ACK_ONE]));
+      await connection.assertClosed();
+      assert.deepEqual((await positionsOf(server, owner, deviceId)).map((position) => position.fixTime), [fixAt(30).time.toISOString()]);
+    });
+
+    it('closes on garbage, before and after the handshake', async () => {
+      const before = await DeviceConnection.open(ports.teltonika);
+      before.write(Buffer.from('GET / HTTP/1.1\r\n\r\n'));
+      await before.assertClosed();
+
+      const deviceId = await registerDevice(server, owner, '356307042441006');
+      const afterLogin = await DeviceConnection.open(ports.teltonika);
+      afterLogin.write(teltonikaHandshake('356307042441006'));
+      assert.deepEqual(await afterLogin.read(1), ACCEPTED);
+      afterLogin.write(Buffer.from('this is not an AVL packet'));
+      await afterLogin.assertClosed();
+      assert.deepEqual(await positionsOf(server, owner, deviceId), []);
+    });
+
+    it('closes a connection that announces a packet larger than the buffer limit', async () => {
+      await registerDevice(server, owner, '356307042441007');
+      const connection = await DeviceConnection.open(ports.teltonika);
+      connection.write(teltonikaHandshake('356307042441007'));
+      assert.deepEqual(await connection.read(1), ACCEPTED);
+      // A declared length of 65 000 bytes, then more bytes than the listener holds for one frame.
+      const header = Buffer.alloc(8);
+      header.writeUInt32BE(65_000, 4);
+      connection.write(Buffer.concat([header, Buffer.alloc(64 * 1024)]));
+      await connection.assertClosed();
+    });
+
+    it('keeps an out-of-order record but does not make it the latest position', async () => {
+      const deviceId = await registerDevice(server, owner, '356307042441008');
+      const connection = await DeviceConnection.open(ports.teltonika);
+      connection.write(teltonikaHandshake('356307042441008'));
+      await connection.read(1);
+      connection.write(teltonikaAvlPacket([fixAt(100)]));
+      await connection.read(4);
+      connection.write(teltonikaAvlPacket([fixAt(50)]));
+      await connection.read(4);
+      assert.equal((await positionsOf(server, owner, deviceId)).length, 2);
+      assert.equal((await latestOf(server, owner, deviceId))?.fixTime, fixAt(100).time.toISOString());
+      await connection.close();
+    });
+  });
+
+  describe('GT06', () => {
+    it('acknowledges the login of a known device and each location once stored', async () => {
+      const deviceId = await registerDevice(server, owner, '359710049095001');
+      const connection = await DeviceConnection.open(ports.gt06);
+      connection.write(gt06Login('359710049095001', 1));
+      const loginAck = await connection.read(10);
+      assert.deepEqual([loginAck[3], loginAck.readUInt16BE(4)], [0x01, 1]);
+      // Two locations in one write, the second split across writes.
+      const second = gt06Location(fixAt(2, { ignition: true, odometer: 5000 }), 3);
+      connection.write(Buffer.concat([gt06Location(fixAt(1), 2), second.subarray(0, 7)]));
+      const firstAck = await connection.read(10);
+      assert.deepEqual([firstAck[3], firstAck.readUInt16BE(4)], [0x22, 2]);
+      connection.write(second.subarray(7));
+      const secondAck = await connection.read(10);
+      assert.equal(secondAck.readUInt16BE(4), 3);
+      const stored = await positionsOf(server, owner, deviceId);
+      assert.deepEqual(stored.map((position) => [position.protocol, position.attributes.ignition, position.attributes.odometer]), [
+        ['gt06', false, undefined],
+        ['gt06', true, 5000],
+      ]);
+      await connection.close();
+    });
+
+    it('sends no login ack to an unknown device and closes', async () => {
+      const connection = await DeviceConnection.open(ports.gt06);
+      connection.write(gt06Login('359710049099999', 1));
+      await connection.assertClosed();
+      assert.equal(connection.unread.length, 0);
+    });
+
+    it('closes when a location comes before any login', async () => {
+      const connection = await DeviceConnection.open(ports.gt06);
+      connection.write(gt06Location(fixAt(1), 1));
+      await connection.assertClosed();
+      assert.equal(connection.unread.length, 0);
+    });
+
+    it('closes on a bad CRC', async () => {
+      const deviceId = await registerDevice(server, owner, '359710049095002');
+      const connection = await DeviceConnection.open(ports.gt06);
+      connection.write(gt06Login('359710049095002', 1));
+      await connection.read(10);
+      const corrupt = gt06Location(fixAt(1), 2);
+      corrupt[10] = (corrupt[10] as number) ^ 0x01;
+      connection.write(corrupt);
+      await connection.assertClosed();
+      assert.deepEqual(await positionsOf(server, owner, deviceId), []);
+    });
+  });
+
+  describe('H02', () => {
+    it('identifies the device from every message and echoes V4 for a V1 location once stored', async () => {
+      const deviceId = await registerDevice(server, owner, '4210051001');
+      const connection = await DeviceConnection.open(ports.h02);
+      connection.write(Buffer.concat([h02Location('4210051001', fixAt(1)), Buffer.from('\r\n'), h02Location('4210051001', fixAt(2, { sos: true }))]));
+      assert.match(await connection.readText('#'), /^\*HQ,4210051001,V4,V1,\d{14}#$/);
+      assert.match(await connection.readText('#'), /^\*HQ,4210051001,V4,V1,\d{14}#$/);
+      const stored = await positionsOf(server, owner, deviceId);
+      assert.deepEqual(stored.map((position) => [position.protocol, position.attributes.alarm]), [
+        ['h02', undefined],
+        ['h02', 'sos'],
+      ]);
+      await connection.close();
+    });
+
+    it('closes on an unknown id', async () => {
+      const connection = await DeviceConnection.open(ports.h02);
+      connection.write(h02Location('4210059999', fixAt(1)));
+      await connection.assertClosed();
+      assert.equal(connection.unread.length, 0);
+    });
+  });
+});
