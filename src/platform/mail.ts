@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { createTransport } from 'nodemailer';
@@ -54,8 +54,10 @@ function outboxMailer(options: MailerOptions): Mailer {
       });
       await mkdir(options.outboxDir, { recursive: true, mode: 0o700 });
       const file = path.join(options.outboxDir, `${Date.now()}-${randomToken(6)}.eml`);
-      // The mail holds single-use tokens: readable by the server's user only.
-      await writeFile(file, info.message as Buffer, { mode: 0o600 });
+      // The mail holds single-use tokens: readable by the server's user only. Written under another
+      // name and renamed, so whoever watches the outbox never reads half a mail.
+      await writeFile(`${file}.partial`, info.message as Buffer, { mode: 0o600 });
+      await rename(`${file}.partial`, file);
       options.log.info({ to: message.to, subject: message.subject, file, links: message.links }, 'mail written to the outbox (no SMTP_URL)');
     },
     close: () => compose.close(),
