@@ -13,7 +13,6 @@ import {
   DeviceParams,
   DeviceSchema,
   DeviceUpdateRequest,
-  ErrorSchema,
   ShareCreateRequest,
   ShareParams,
   ShareSchema,
@@ -23,6 +22,7 @@ import {
 } from './schemas.ts';
 import type { DeviceService } from './service.ts';
 import type { SharingService } from './sharing.ts';
+import { errorResponses } from '../../platform/http/schemas.ts';
 
 export interface DeviceRouteDeps {
   devices: DeviceService;
@@ -35,11 +35,6 @@ export interface DeviceRouteDeps {
 export const VALIDATE_TOKEN_RULE: RateRule = { name: 'device-validate-token', limit: 30, windowSeconds: 60 };
 
 const TAGS = ['devices'];
-
-/** Error responses a route documents, by status. */
-export function errorResponses(...statuses: number[]): Record<number, typeof ErrorSchema> {
-  return Object.fromEntries(statuses.map((status) => [status, ErrorSchema]));
-}
 
 /** A request without any body means "no token": the answer names the missing token rather than the body. */
 async function emptyBodyAsObject(request: FastifyRequest): Promise<void> {

@@ -160,11 +160,3 @@ export const ClaimTokenListQuery = Type.Object({
   offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
 });
 
-/** The shared error body (documented in the OpenAPI output). */
-export const ErrorSchema = Type.Object({
-  statusCode: Type.Integer(),
-  error: Type.String(),
-  code: Type.String(),
-  message: Type.String(),
-  details: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
-});

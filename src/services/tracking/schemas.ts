@@ -12,20 +12,6 @@ const IsoTime = Type.String({ format: 'date-time' });
 const QueryTime = Type.String({ format: 'date-time', maxLength: 64, description: 'ISO 8601 date-time with time zone, inclusive' });
 const AnyObject = Type.Record(Type.String(), Type.Unknown());
 
-/** The shared error body (documented in the OpenAPI output). */
-export const ErrorSchema = Type.Object({
-  statusCode: Type.Integer(),
-  error: Type.String(),
-  code: Type.String(),
-  message: Type.String(),
-  details: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
-});
-
-/** Error responses a route documents, by status. */
-export function errorResponses(...statuses: number[]): Record<number, typeof ErrorSchema> {
-  return Object.fromEntries(statuses.map((status) => [status, ErrorSchema]));
-}
-
 export const PositionSchema = Type.Object({
   id: Type.Integer(),
   deviceId: Type.Integer(),

@@ -4,7 +4,6 @@ import { requireIdentity } from '../../../platform/http/identity.ts';
 import type { FastifyRequest } from 'fastify';
 import type { UserDirectory } from '../../auth/users/directory.ts';
 import { assertAdministrator, resolveCaller } from '../callers.ts';
-import { errorResponses } from '../routes.ts';
 import {
   ClaimTokenCreateRequest,
   ClaimTokenListQuery,
@@ -13,6 +12,7 @@ import {
   ClaimTokenUpdateRequest,
 } from '../schemas.ts';
 import type { ClaimTokenService } from './service.ts';
+import { errorResponses } from '../../../platform/http/schemas.ts';
 
 const TAGS = ['devices'];
 

@@ -1,8 +1,9 @@
 import { Type } from 'typebox';
 import type { HttpApp } from '../../../platform/http/app.ts';
 import { requireIdentity } from '../../../platform/http/identity.ts';
-import { EventQuery, EventSchema, IdParams, errorResponses } from '../schemas.ts';
+import { EventQuery, EventSchema, IdParams } from '../schemas.ts';
 import type { EventService } from './service.ts';
+import { errorResponses } from '../../../platform/http/schemas.ts';
 
 const TAGS = ['events'];
 

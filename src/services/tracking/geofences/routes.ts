@@ -1,8 +1,9 @@
 import { Type } from 'typebox';
 import type { HttpApp } from '../../../platform/http/app.ts';
 import { requireIdentity } from '../../../platform/http/identity.ts';
-import { GeofenceCreateRequest, GeofenceListQuery, GeofenceSchema, GeofenceUpdateRequest, IdParams, errorResponses } from '../schemas.ts';
+import { GeofenceCreateRequest, GeofenceListQuery, GeofenceSchema, GeofenceUpdateRequest, IdParams } from '../schemas.ts';
 import type { GeofenceService } from './service.ts';
+import { errorResponses } from '../../../platform/http/schemas.ts';
 
 const TAGS = ['geofences'];
 

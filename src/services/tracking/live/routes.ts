@@ -4,9 +4,9 @@ import { Type } from 'typebox';
 import type { HttpApp } from '../../../platform/http/app.ts';
 import { AppError } from '../../../platform/http/errors.ts';
 import { requireIdentity } from '../../../platform/http/identity.ts';
-import { errorResponses } from '../schemas.ts';
 import type { LiveHub } from './hub.ts';
 import { TOKEN_EXPIRES_HEADER } from './protocol.ts';
+import { errorResponses } from '../../../platform/http/schemas.ts';
 
 /** Clients have nothing to say on the socket; anything larger than this from them closes it (1009). */
 const MAX_CLIENT_MESSAGE_BYTES = 4096;

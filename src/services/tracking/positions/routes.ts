@@ -2,9 +2,10 @@ import { Readable } from 'node:stream';
 import { Type } from 'typebox';
 import type { HttpApp } from '../../../platform/http/app.ts';
 import { requireIdentity } from '../../../platform/http/identity.ts';
-import { PositionDeleteQuery, PositionQuery, PositionSchema, errorResponses } from '../schemas.ts';
+import { PositionDeleteQuery, PositionQuery, PositionSchema } from '../schemas.ts';
 import { MEDIA_TYPES, csvDocument, downloadName, gpxDocument, jsonDocument, positionsJson, preferredFormat } from './formats.ts';
 import type { PositionService } from './service.ts';
+import { errorResponses } from '../../../platform/http/schemas.ts';
 
 const TAGS = ['positions'];
 const JSON_TYPE = `${MEDIA_TYPES.json}; charset=utf-8`;
