@@ -10,6 +10,12 @@ export function sha256(text: string): string {
   return createHash('sha256').update(text).digest('base64url');
 }
 
+/** A check of presented values against one fixed secret, whose digest is computed once (the gateway's hot path). */
+export function secretMatcher(secret: string): (presented: string) => boolean {
+  const expected = createHash('sha256').update(secret).digest();
+  return (presented) => timingSafeEqual(createHash('sha256').update(presented).digest(), expected);
+}
+
 /** Compares secrets in time independent of where they differ. */
 export function safeEqual(a: string, b: string): boolean {
   const left = createHash('sha256').update(a).digest();

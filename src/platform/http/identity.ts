@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { safeEqual } from '../crypto.ts';
+import { secretMatcher } from '../crypto.ts';
 import { AppError } from './errors.ts';
 import type { HttpApp } from './app.ts';
 
@@ -32,11 +32,12 @@ declare module 'fastify' {
  * service with a forged X-User-Id carries no identity.
  */
 export function installIdentity(app: HttpApp, internalToken: string): void {
+  const isInternalToken = secretMatcher(internalToken);
   app.decorateRequest('identity', null);
   app.decorateRequest('fromService', false);
   app.addHook('onRequest', async (request) => {
     const presented = request.headers[IDENTITY_HEADERS.internalToken];
-    if (typeof presented !== 'string' || !safeEqual(presented, internalToken)) return;
+    if (typeof presented !== 'string' || !isInternalToken(presented)) return;
     const userId = Number(request.headers[IDENTITY_HEADERS.userId]);
     const email = request.headers[IDENTITY_HEADERS.email];
     const sessionId = request.headers[IDENTITY_HEADERS.sessionId];
