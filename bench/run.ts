@@ -84,7 +84,9 @@ try {
     ['Tracking', () => benchTracking({ baseUrl: app.url, token, dataDir, databaseUrl: `sqlite:${path.join(dataDir, 'trackstack.db')}` })],
     ['Ingestion', () => benchIngestion()],
   ];
-  for (const [title, run] of sections) {
+  // `npm run bench -- gateway ingestion` runs only the named sections.
+  const wanted = process.argv.slice(2).map((name) => name.toLowerCase());
+  for (const [title, run] of sections.filter(([title]) => wanted.length === 0 || wanted.includes(title.toLowerCase()))) {
     console.log(`\n${title}`);
     for (const figure of await run()) console.log(`  ${figure.name.padEnd(56)} ${figure.value}`);
   }
