@@ -24,6 +24,8 @@ export interface Config {
   dataDir: string;
   database: DatabaseConfig;
   redisUrl: string | undefined;
+  /** The Redis pub/sub channel of this deployment's domain events. */
+  eventChannel: string;
   logLevel: string;
   services: ServiceName[];
   gateway: boolean;
@@ -130,6 +132,7 @@ export function loadConfig(env: Env = process.env): Config {
     dataDir,
     database: read.database(dataDir),
     redisUrl: read.optionalUrl('REDIS_URL', ['redis:', 'rediss:']),
+    eventChannel: read.matching('EVENT_CHANNEL', 'trackstack:events', /^[\w:.-]{1,128}$/, 'letters, digits and : . _ - (at most 128)'),
     logLevel: read.oneOf('LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
     services,
     gateway,

@@ -65,7 +65,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
   const bus = new EventBus(app.log);
   const redis: Redis[] = config.redisUrl ? [connectRedis(config.redisUrl), connectRedis(config.redisUrl)] : [];
   const [publisher, subscriber] = redis;
-  if (publisher && subscriber) await bus.connect(publisher, subscriber);
+  if (publisher && subscriber) await bus.connect(publisher, subscriber, config.eventChannel);
 
   const ownsDatabase = !options.database && config.services.length > 0;
   const database = config.services.length > 0 ? (options.database ?? openDatabase(config.database)) : undefined;
@@ -82,7 +82,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
       await migrateModules(database, config.services.map((name) => MODULE_MIGRATIONS[name]));
       const ctx: ModuleContext = { config, database, bus, log: app.log, internalToken };
       if (config.services.includes('auth')) modules.push((auth = await createAuthModule(ctx)));
-      const users = auth?.api.users ?? remoteUsers(config, internalToken, cleanups);
+      const users = auth?.api.users ?? remoteUsers(config, internalToken, bus, cleanups);
       if (config.services.includes('devices')) modules.push((devices = await createDevicesModule(ctx, { users })));
       if (config.services.includes('tracking')) modules.push((tracking = await createTrackingModule(ctx, { devices: devices?.api, users })));
       if (config.services.includes('billing')) modules.push((billing = await createBillingModule(ctx, { users })));
@@ -143,9 +143,10 @@ export async function createServer(config: Config, options: ServerOptions = {}):
 }
 
 /** In a process without the auth module, users are looked up over HTTP at AUTH_URL. */
-function remoteUsers(config: Config, internalToken: string, cleanups: (() => Promise<void> | void)[]): UserDirectory | undefined {
+function remoteUsers(config: Config, internalToken: string, bus: EventBus, cleanups: (() => Promise<void> | void)[]): UserDirectory | undefined {
   if (!config.upstreams.auth) return undefined;
-  const directory = new RemoteUserDirectory({ authUrl: config.upstreams.auth, internalToken });
+  // With Redis the auth service's user-changed events reach this process, so its cache can follow them.
+  const directory = new RemoteUserDirectory({ authUrl: config.upstreams.auth, internalToken, changes: config.redisUrl ? bus : undefined });
   cleanups.push(() => directory.close());
   return directory;
 }

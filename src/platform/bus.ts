@@ -13,8 +13,6 @@ export interface DomainEvents {}
 export type Topic = keyof DomainEvents & string;
 type Handler<T extends Topic> = (payload: DomainEvents[T]) => Promise<void> | void;
 
-const CHANNEL = 'trackstack:events';
-
 /**
  * Publishing awaits this process's handlers, then forwards the event to other processes through
  * Redis when configured, where the same handlers run. Handlers are therefore idempotent.
@@ -24,6 +22,7 @@ export class EventBus {
   private readonly origin = randomUUID();
   private readonly log: FastifyBaseLogger;
   private publisher: Redis | undefined;
+  private channel = '';
 
   constructor(log: FastifyBaseLogger) {
     this.log = log;
@@ -37,11 +36,15 @@ export class EventBus {
 
   async publish<T extends Topic>(topic: T, payload: DomainEvents[T]): Promise<void> {
     await this.dispatch(topic, payload);
-    if (this.publisher) await this.publisher.publish(CHANNEL, JSON.stringify({ origin: this.origin, topic, payload }));
+    if (this.publisher) await this.publisher.publish(this.channel, JSON.stringify({ origin: this.origin, topic, payload }));
   }
 
-  /** Joins the cross-process fan-out: `subscriber` must be a connection of its own (Redis subscribe mode). */
-  async connect(publisher: Redis, subscriber: Redis): Promise<void> {
+  /**
+   * Joins the cross-process fan-out on `channel`: every process of one deployment uses the same
+   * channel, and no other deployment may (their user and device ids would collide).
+   * `subscriber` must be a connection of its own (Redis subscribe mode).
+   */
+  async connect(publisher: Redis, subscriber: Redis, channel: string): Promise<void> {
     subscriber.on('message', (_channel: string, message: string) => {
       let event: { origin: string; topic: Topic; payload: DomainEvents[Topic] };
       try {
@@ -54,8 +57,9 @@ export class EventBus {
         this.log.error({ err: error, topic: event.topic }, 'remote event handler failed');
       });
     });
-    await subscriber.subscribe(CHANNEL);
+    await subscriber.subscribe(channel);
     this.publisher = publisher;
+    this.channel = channel;
   }
 
   private async dispatch<T extends Topic>(topic: T, payload: DomainEvents[T]): Promise<void> {

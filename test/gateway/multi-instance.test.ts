@@ -8,7 +8,7 @@ import { createServer } from '../../src/server.ts';
 import type { Server } from '../../src/server.ts';
 import { testEngines } from '../support/engines.ts';
 import type { TestDatabase } from '../support/engines.ts';
-import { NO_DEVICE_LISTENERS, TEST_INTERNAL_TOKEN } from '../support/server.ts';
+import { NO_DEVICE_LISTENERS, TEST_EVENT_CHANNEL, TEST_INTERNAL_TOKEN } from '../support/server.ts';
 
 const redisUrl = process.env.TEST_REDIS_URL;
 
@@ -38,6 +38,7 @@ for (const engine of testEngines()) {
         DATA_DIR: dataDir,
         DATABASE_URL: databaseUrl,
         REDIS_URL: redisUrl!,
+        EVENT_CHANNEL: TEST_EVENT_CHANNEL,
         LOG_LEVEL: 'silent',
         INTERNAL_TOKEN: TEST_INTERNAL_TOKEN,
         ...NO_DEVICE_LISTENERS,

@@ -8,6 +8,12 @@ import type { TestEngine } from './engines.ts';
 
 export const TEST_INTERNAL_TOKEN = 'test-internal-token-0123456789abcdef';
 
+/**
+ * This test process's own Redis channel for domain events: test files run side by side against one
+ * Redis, each on databases of its own, and must not hear each other (ids collide across databases).
+ */
+export const TEST_EVENT_CHANNEL = `trackstack-test:${process.pid}:${Date.now()}`;
+
 /** Device listeners off: tests running side by side would otherwise contend for Traccar's ports. */
 export const NO_DEVICE_LISTENERS = { OSMAND_PORT: '0', GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0' } as const;
 
@@ -34,6 +40,7 @@ export async function startTestServer(engine: TestEngine, env: Record<string, st
     DATABASE_URL: testDatabase.url,
     LOG_LEVEL: 'silent',
     INTERNAL_TOKEN: TEST_INTERNAL_TOKEN,
+    EVENT_CHANNEL: TEST_EVENT_CHANNEL,
     ...NO_DEVICE_LISTENERS,
     ...env,
   });

@@ -86,7 +86,7 @@ export class DeviceRepository {
         'device_shares.shared_by',
       ])
       .where('device_shares.user_id', '=', userId);
-    return owned.unionAll(shared).execute() as Promise<VisibleDeviceRow[]>;
+    return owned.unionAll(shared).execute();
   }
 
   /** Every device the user owns or was shared, in one round trip over the two indexes. */

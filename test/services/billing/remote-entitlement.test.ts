@@ -9,7 +9,7 @@ import { createRemoteEntitlement } from '../../../src/services/billing/remote-en
 import { createServer } from '../../../src/server.ts';
 import type { Server } from '../../../src/server.ts';
 import { describeEachEngine } from '../../support/engines.ts';
-import { TEST_INTERNAL_TOKEN, startTestServer } from '../../support/server.ts';
+import { TEST_EVENT_CHANNEL, TEST_INTERNAL_TOKEN, startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
 import { postStripe, startBillingTestProviders, stripeEvent, stripeSubscription } from './support/providers.ts';
 import type { BillingTestProviders } from './support/providers.ts';
@@ -68,14 +68,14 @@ describeEachEngine('billing: entitlement over HTTP for split mode', (engine) => 
   it('receives change notices from the billing process through Redis', { skip: redisUrl ? false : 'TEST_REDIS_URL is not set' }, async () => {
     const url = redisUrl as string;
     const withRedis = await createServer(
-      loadConfig({ SERVICES: 'billing', DATA_DIR: server.dataDir, LOG_LEVEL: 'silent', INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, REDIS_URL: url, ...providers.env }),
+      loadConfig({ SERVICES: 'billing', DATA_DIR: server.dataDir, LOG_LEVEL: 'silent', INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, REDIS_URL: url, EVENT_CHANNEL: TEST_EVENT_CHANNEL, ...providers.env }),
       { database: server.database },
     );
     await withRedis.app.listen({ port: 0, host: '127.0.0.1' });
     const withRedisUrl = `http://127.0.0.1:${(withRedis.app.server.address() as AddressInfo).port}`;
     const connections = [connectRedis(url), connectRedis(url)] as const;
     const bus = new EventBus(server.app.log);
-    await bus.connect(connections[0], connections[1]);
+    await bus.connect(connections[0], connections[1], TEST_EVENT_CHANNEL);
     try {
       const user = await freshUser();
       // Both the billing process and this client cache the answer; the notice reaches both.
