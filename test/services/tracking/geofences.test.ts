@@ -111,7 +111,8 @@ describeEachEngine('tracking geofences', (engine) => {
 
     it('read-only accounts may not create', async () => {
       const readonly = await signIn(server, 'readonly@example.com');
-      await server.database!.db.updateTable('users').set({ readonly: 1 }).where('id', '=', readonly.userId).execute();
+      const flagged = await server.app.inject({ method: 'PUT', url: `/api/auth/users/${readonly.userId}`, headers: admin.authorization, payload: { readonly: true } });
+      assert.equal(flagged.statusCode, 200);
       assertError(await create(readonly, { name: 'n', area: 'CIRCLE (1 2, 3)' }), 403, 'FORBIDDEN', /read-only/);
     });
 
