@@ -10,6 +10,7 @@ import { describeEachEngine } from './support/engines.ts';
 import type { TestDatabase } from './support/engines.ts';
 import { startProcess } from './support/processes.ts';
 import type { RunningProcess } from './support/processes.ts';
+import { NO_DEVICE_LISTENERS } from './support/server.ts';
 
 const ADMIN = { email: 'durability-admin@example.com', password: 'Durability-Password-1' };
 const DEVICES = 40;
@@ -89,10 +90,8 @@ describeEachEngine('nothing acknowledged is lost when the server is killed mid-w
       RATE_LIMITS: 'off',
       ADMIN_EMAIL: ADMIN.email,
       ADMIN_PASSWORD: ADMIN.password,
+      ...NO_DEVICE_LISTENERS,
       TELTONIKA_PORT: String(await freePort()),
-      OSMAND_PORT: '0',
-      GT06_PORT: '0',
-      H02_PORT: '0',
     };
   });
   after(async () => {

@@ -12,7 +12,7 @@ import { runUserCommand } from '../../../src/services/auth/cli.ts';
 import { verifyPassword } from '../../../src/services/auth/users/passwords.ts';
 import { RemoteUserDirectory } from '../../../src/services/auth/users/remote-directory.ts';
 import { describeEachEngine } from '../../support/engines.ts';
-import { startTestServer, TEST_INTERNAL_TOKEN } from '../../support/server.ts';
+import { NO_DEVICE_LISTENERS, TEST_INTERNAL_TOKEN, startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
 import { assertError, createUser, login, PASSWORD, signIn, storedUser } from './support/auth.ts';
 import type { SignedIn } from './support/auth.ts';
@@ -45,7 +45,7 @@ describeEachEngine('auth administrators', (engine) => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'trackstack-weak-admin-'));
     const database = openDatabase({ engine: 'sqlite', file: ':memory:' });
     try {
-      const config = loadConfig({ DATA_DIR: dataDir, DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'silent', ADMIN_EMAIL: 'weak@example.com', ADMIN_PASSWORD: 'password', OSMAND_PORT: '0', GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0' });
+      const config = loadConfig({ DATA_DIR: dataDir, DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'silent', ADMIN_EMAIL: 'weak@example.com', ADMIN_PASSWORD: 'password', ...NO_DEVICE_LISTENERS });
       await assert.rejects(createServer(config, { database }), /ADMIN_PASSWORD: The password must contain an uppercase letter/);
     } finally {
       await database.close();

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, it } from 'node:test';
-import type { SubscriptionStatus } from '../../../src/services/billing/providers/index.ts';
 import { describeEachEngine } from '../../support/engines.ts';
 import { startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
 import { appleNotificationBody, postApple, startBillingTestProviders } from './support/providers.ts';
 import type { AppleNotificationSpec, BillingTestProviders } from './support/providers.ts';
 import { countRows, subscriptionRecord, webhookEvent } from './support/state.ts';
+import { APPLE_APPLIED_NOTIFICATIONS } from './providers/support/apple-mapping.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -41,26 +41,7 @@ describeEachEngine('billing: App Store webhook', (engine) => {
     assert.equal(response.json().code, code);
     assert.equal(await countRows(server.database, 'billing_webhook_events'), before, 'nothing is stored');
   }
-
-  const applied: [string, string | undefined, SubscriptionStatus][] = [
-    ['SUBSCRIBED', 'INITIAL_BUY', 'ACTIVE'],
-    ['SUBSCRIBED', 'RESUBSCRIBE', 'ACTIVE'],
-    ['DID_RENEW', undefined, 'ACTIVE'],
-    ['DID_RENEW', 'BILLING_RECOVERY', 'ACTIVE'],
-    ['DID_CHANGE_RENEWAL_STATUS', 'AUTO_RENEW_ENABLED', 'ACTIVE'],
-    ['RENEWAL_EXTENDED', undefined, 'ACTIVE'],
-    ['DID_FAIL_TO_RENEW', 'GRACE_PERIOD', 'GRACE_PERIOD'],
-    ['DID_FAIL_TO_RENEW', undefined, 'PAST_DUE'],
-    ['GRACE_PERIOD_EXPIRED', undefined, 'PAST_DUE'],
-    ['DID_CHANGE_RENEWAL_STATUS', 'AUTO_RENEW_DISABLED', 'CANCELED'],
-    ['EXPIRED', 'VOLUNTARY', 'EXPIRED'],
-    ['EXPIRED', 'BILLING_RETRY', 'EXPIRED'],
-    ['EXPIRED', 'PRICE_INCREASE', 'EXPIRED'],
-    ['EXPIRED', 'PRODUCT_NOT_FOR_SALE', 'EXPIRED'],
-    ['REFUND', undefined, 'EXPIRED'],
-    ['REVOKE', undefined, 'EXPIRED'],
-  ];
-  for (const [notificationType, subtype, status] of applied) {
+  for (const [notificationType, subtype, status] of APPLE_APPLIED_NOTIFICATIONS) {
     it(`${notificationType}${subtype ? `/${subtype}` : ''} -> ${status}`, async () => {
       const { userId, appAccountToken } = await customer();
       const originalTransactionId = newTransactionId();

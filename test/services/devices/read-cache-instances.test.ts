@@ -8,7 +8,7 @@ import { createServer } from '../../../src/server.ts';
 import type { Server } from '../../../src/server.ts';
 import { testEngines } from '../../support/engines.ts';
 import type { TestDatabase } from '../../support/engines.ts';
-import { TEST_EVENT_CHANNEL, TEST_INTERNAL_TOKEN } from '../../support/server.ts';
+import { NO_DEVICE_LISTENERS, TEST_EVENT_CHANNEL, TEST_INTERNAL_TOKEN } from '../../support/server.ts';
 import { uniqueId } from './helpers.ts';
 
 const redisUrl = process.env.TEST_REDIS_URL;
@@ -77,7 +77,7 @@ for (const engine of testEngines()) {
         databaseUrl = testDatabase.url;
       }
       const env = { DATA_DIR: dataDir, DATABASE_URL: databaseUrl, REDIS_URL: redisUrl!, EVENT_CHANNEL: TEST_EVENT_CHANNEL, LOG_LEVEL: 'silent', INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, RATE_LIMITS: 'off' };
-      const ports = { OSMAND_PORT: '0', GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0' };
+      const ports = NO_DEVICE_LISTENERS;
       a = await createServer(loadConfig({ ...env, ...ports }));
       b = await createServer(loadConfig({ ...env, ...ports }));
       const suffix = `${process.pid}-${engine.name}`;

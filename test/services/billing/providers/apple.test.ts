@@ -3,9 +3,9 @@ import assert from 'node:assert/strict';
 import { createAppleNotificationParser } from '../../../../src/services/billing/providers/apple.ts';
 import type { AppleNotificationParserConfig } from '../../../../src/services/billing/providers/apple.ts';
 import { WebhookError } from '../../../../src/services/billing/providers/types.ts';
-import type { SubscriptionStatus } from '../../../../src/services/billing/providers/types.ts';
 import { createAppleTestPki } from './support/apple-pki.ts';
 import type { AppleTestPki } from './support/apple-pki.ts';
+import { APPLE_APPLIED_NOTIFICATIONS } from './support/apple-mapping.ts';
 
 const BUNDLE_ID = 'com.trackstack.app';
 const NOW = new Date();
@@ -96,23 +96,7 @@ async function rejects(body: unknown, code: WebhookError['code'], withParser = p
 
 describe('Apple App Store Server Notifications V2', () => {
   describe('mapping', () => {
-    const applied: [string, string | undefined, SubscriptionStatus][] = [
-      ['SUBSCRIBED', 'INITIAL_BUY', 'ACTIVE'],
-      ['SUBSCRIBED', 'RESUBSCRIBE', 'ACTIVE'],
-      ['DID_RENEW', undefined, 'ACTIVE'],
-      ['DID_RENEW', 'BILLING_RECOVERY', 'ACTIVE'],
-      ['DID_CHANGE_RENEWAL_STATUS', 'AUTO_RENEW_ENABLED', 'ACTIVE'],
-      ['RENEWAL_EXTENDED', undefined, 'ACTIVE'],
-      ['DID_FAIL_TO_RENEW', 'GRACE_PERIOD', 'GRACE_PERIOD'],
-      ['DID_FAIL_TO_RENEW', undefined, 'PAST_DUE'],
-      ['GRACE_PERIOD_EXPIRED', undefined, 'PAST_DUE'],
-      ['DID_CHANGE_RENEWAL_STATUS', 'AUTO_RENEW_DISABLED', 'CANCELED'],
-      ['EXPIRED', 'VOLUNTARY', 'EXPIRED'],
-      ['EXPIRED', 'BILLING_RETRY', 'EXPIRED'],
-      ['REFUND', undefined, 'EXPIRED'],
-      ['REVOKE', undefined, 'EXPIRED'],
-    ];
-    for (const [notificationType, subtype, status] of applied) {
+    for (const [notificationType, subtype, status] of APPLE_APPLIED_NOTIFICATIONS) {
       it(`${notificationType}${subtype === undefined ? '' : `/${subtype}`} -> ${status}`, async () => {
         const notification = await parser.parse(notificationBody({ notificationType, subtype }));
         assert.equal(notification.change.kind, 'apply');

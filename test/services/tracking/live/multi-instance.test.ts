@@ -10,7 +10,7 @@ import type { Server } from '../../../../src/server.ts';
 import { osmAndQuery } from '../../../../src/services/tracking/protocols/encoders.ts';
 import { testEngines } from '../../../support/engines.ts';
 import type { TestDatabase } from '../../../support/engines.ts';
-import { TEST_EVENT_CHANNEL, TEST_INTERNAL_TOKEN } from '../../../support/server.ts';
+import { NO_DEVICE_LISTENERS, TEST_EVENT_CHANNEL, TEST_INTERNAL_TOKEN } from '../../../support/server.ts';
 import { fixAt } from '../ingest/support.ts';
 import { LiveClient, socketUrl } from './support.ts';
 import type { LiveMessage } from './support.ts';
@@ -64,7 +64,7 @@ for (const engine of testEngines()) {
         databaseUrl = testDatabase.url;
       }
       const env = { DATA_DIR: dataDir, DATABASE_URL: databaseUrl, REDIS_URL: redisUrl!, EVENT_CHANNEL: TEST_EVENT_CHANNEL, LOG_LEVEL: 'silent', INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, RATE_LIMITS: 'off' };
-      const ports = { OSMAND_PORT: '0', GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0' };
+      const ports = NO_DEVICE_LISTENERS;
       first = await createServer(loadConfig({ ...env, ...ports }));
       second = await createServer(loadConfig({ ...env, ...ports }));
       secondUrl = await socketUrl(second.app);

@@ -11,11 +11,10 @@ import type { Server } from '../../../../src/server.ts';
 import { TOKEN_EXPIRES_HEADER } from '../../../../src/services/tracking/live/protocol.ts';
 import { testEngines } from '../../../support/engines.ts';
 import type { TestDatabase } from '../../../support/engines.ts';
-import { TEST_INTERNAL_TOKEN } from '../../../support/server.ts';
+import { NO_DEVICE_LISTENERS, TEST_INTERNAL_TOKEN } from '../../../support/server.ts';
 import { LiveClient, bareUpgrade, refusal, socketUrl } from './support.ts';
 import type { LiveMessage } from './support.ts';
 
-const NO_DEVICE_PORTS = { OSMAND_PORT: '0', GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0' };
 
 /** A port nothing listens on: bound once, then released. */
 async function closedPort(): Promise<number> {
@@ -42,7 +41,7 @@ for (const engine of testEngines()) {
     let gatewaySocket: string;
     let user: { userId: number; sessionId: string; token: string };
     let open: LiveClient[] = [];
-    const shared = { DATA_DIR: dataDir, LOG_LEVEL: 'silent', INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, PUBLIC_URL: 'http://localhost:8080', RATE_LIMITS: 'off', ...NO_DEVICE_PORTS };
+    const shared = { DATA_DIR: dataDir, LOG_LEVEL: 'silent', INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, PUBLIC_URL: 'http://localhost:8080', RATE_LIMITS: 'off', ...NO_DEVICE_LISTENERS };
 
     async function signIn(email: string): Promise<{ userId: number; sessionId: string; token: string }> {
       const auth = services.auth;
