@@ -1,8 +1,8 @@
 import type { FastifyRequest } from 'fastify';
 import type { HttpApp } from '../platform/http/app.ts';
 import { AppError } from '../platform/http/errors.ts';
-import { IDENTITY_HEADERS } from '../platform/http/identity.ts';
-import type { AccessTokenVerifier } from '../services/auth/tokens/access-tokens.ts';
+import { IDENTITY_HEADERS, bearerToken } from '../platform/http/identity.ts';
+import type { AccessTokenVerifier, VerifiedAccessToken } from '../services/auth/tokens/access-tokens.ts';
 import { TOKEN_EXPIRES_HEADER } from '../services/tracking/live/protocol.ts';
 import { isInternalPath, isPublicPath, ownerOf, pathOf } from './routing.ts';
 
@@ -18,10 +18,7 @@ interface PresentedToken {
 /** The bearer header wins over the cookie; the WebSocket path also takes `?token=` (browsers cannot set headers there). */
 function presentedToken(request: FastifyRequest, path: string): PresentedToken | undefined {
   const header = request.headers.authorization;
-  if (header !== undefined) {
-    const match = /^Bearer\s+(\S+)$/i.exec(header);
-    return match?.[1] ? { token: match[1], fromCookie: false } : { token: '', fromCookie: false };
-  }
+  if (header !== undefined) return { token: bearerToken(header) ?? '', fromCookie: false };
   const cookie = request.cookies?.[ACCESS_TOKEN_COOKIE];
   if (cookie) return { token: cookie, fromCookie: true };
   if (path === LIVE_SOCKET_PATH) {
@@ -33,39 +30,54 @@ function presentedToken(request: FastifyRequest, path: string): PresentedToken |
 
 /**
  * The gateway's front door: strips identity headers a client sent, authenticates the access token
- * and passes the user on as X-User-* headers beside the internal token, which is what services trust.
+ * and passes the user on, as `request.identity` in this process and as X-User-* headers beside the
+ * internal token for a service behind the proxy. A token verified before is answered without a
+ * promise, because this runs on every request.
  */
 export function installAuthentication(app: HttpApp, verifier: AccessTokenVerifier, internalToken: string): void {
-  app.addHook('onRequest', async (request) => {
+  app.addHook('onRequest', (request, _reply, done) => {
     const headers = request.headers;
     for (const name of Object.keys(headers)) if (name.startsWith('x-user-')) delete headers[name];
     delete headers[IDENTITY_HEADERS.internalToken];
 
     const path = pathOf(request.url);
-    if (isInternalPath(path)) throw new AppError('NOT_FOUND', `Route ${request.method} ${path} not found`);
+    if (isInternalPath(path)) return done(new AppError('NOT_FOUND', `Route ${request.method} ${path} not found`));
     // Unknown paths fall through to the 404 handler rather than asking for a token.
     const isPublic = isPublicPath(path) || ownerOf(path) === undefined;
     const presented = presentedToken(request, path);
-    if (!presented) {
-      if (isPublic) return;
-      throw new AppError('UNAUTHORIZED');
-    }
-    const verified = presented.token ? await verifier.verify(presented.token) : null;
-    if (!verified) {
-      if (isPublic) return;
-      throw new AppError('INVALID_TOKEN');
-    }
-    if (presented.fromCookie && !SAFE_METHODS.has(request.method) && !isJson(request)) {
-      // A cross-site form can send the cookie but not this content type.
-      throw new AppError('FORBIDDEN', 'Cookie-authenticated requests that change state must send Content-Type: application/json');
-    }
-    headers[IDENTITY_HEADERS.userId] = String(verified.userId);
-    headers[IDENTITY_HEADERS.email] = verified.email;
-    headers[IDENTITY_HEADERS.sessionId] = verified.sessionId;
-    headers[IDENTITY_HEADERS.internalToken] = internalToken;
-    // The socket outlives this request: the service closes it when the token expires.
-    if (path === LIVE_SOCKET_PATH) headers[TOKEN_EXPIRES_HEADER] = String(verified.expiresAt);
+    if (!presented) return done(isPublic ? undefined : new AppError('UNAUTHORIZED'));
+    const admit = (verified: VerifiedAccessToken | null) => admitVerified(request, { path, isPublic, presented, verified, internalToken });
+    const known = presented.token ? verifier.verifyCached(presented.token) : null;
+    if (known !== undefined) return done(admit(known));
+    verifier.verify(presented.token).then((verified) => done(admit(verified)), done);
   });
+}
+
+/** The outcome for a presented token: undefined to go on (the caller is now on the request), or the error to answer. */
+function admitVerified(
+  request: FastifyRequest,
+  { path, isPublic, presented, verified, internalToken }: {
+    path: string;
+    isPublic: boolean;
+    presented: PresentedToken;
+    verified: VerifiedAccessToken | null;
+    internalToken: string;
+  },
+): AppError | undefined {
+  if (!verified) return isPublic ? undefined : new AppError('INVALID_TOKEN');
+  if (presented.fromCookie && !SAFE_METHODS.has(request.method) && !isJson(request)) {
+    // A cross-site form can send the cookie but not this content type.
+    return new AppError('FORBIDDEN', 'Cookie-authenticated requests that change state must send Content-Type: application/json');
+  }
+  request.identity = { userId: verified.userId, email: verified.email, sessionId: verified.sessionId };
+  const headers = request.headers;
+  headers[IDENTITY_HEADERS.userId] = String(verified.userId);
+  headers[IDENTITY_HEADERS.email] = verified.email;
+  headers[IDENTITY_HEADERS.sessionId] = verified.sessionId;
+  headers[IDENTITY_HEADERS.internalToken] = internalToken;
+  // The socket outlives this request: the service closes it when the token expires.
+  if (path === LIVE_SOCKET_PATH) headers[TOKEN_EXPIRES_HEADER] = String(verified.expiresAt);
+  return undefined;
 }
 
 function isJson(request: FastifyRequest): boolean {

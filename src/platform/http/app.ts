@@ -76,8 +76,9 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
 
   app.setValidatorCompiler(validatorCompiler());
 
-  app.addHook('onRequest', async (request, reply) => {
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('x-request-id', request.id);
+    done();
   });
 
   // While closing, answers still in flight end their keep-alive connection, so close() need not wait for it to idle out.
@@ -85,8 +86,9 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onSend', async (_request, reply) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('connection', 'close');
+    done(null, payload);
   });
 
   app.setNotFoundHandler((request, reply) => {

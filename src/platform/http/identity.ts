@@ -35,22 +35,36 @@ export function installIdentity(app: HttpApp, internalToken: string): void {
   const isInternalToken = secretMatcher(internalToken);
   app.decorateRequest('identity', null);
   app.decorateRequest('fromService', false);
-  app.addHook('onRequest', async (request) => {
-    const presented = request.headers[IDENTITY_HEADERS.internalToken];
-    if (typeof presented !== 'string' || !isInternalToken(presented)) return;
-    const userId = Number(request.headers[IDENTITY_HEADERS.userId]);
-    const email = request.headers[IDENTITY_HEADERS.email];
-    const sessionId = request.headers[IDENTITY_HEADERS.sessionId];
-    if (Number.isSafeInteger(userId) && userId > 0) {
-      request.identity = {
-        userId,
-        email: typeof email === 'string' ? email : '',
-        sessionId: typeof sessionId === 'string' ? sessionId : '',
-      };
-    } else {
-      request.fromService = true;
-    }
+  app.addHook('onRequest', (request, _reply, done) => {
+    // In the all-in-one the gateway has already put the caller on the request; only a call from
+    // another process needs its headers and internal token checked.
+    if (request.identity === null) readForwardedIdentity(request, isInternalToken);
+    done();
   });
+}
+
+function readForwardedIdentity(request: FastifyRequest, isInternalToken: (presented: string) => boolean): void {
+  const presented = request.headers[IDENTITY_HEADERS.internalToken];
+  if (typeof presented !== 'string' || !isInternalToken(presented)) return;
+  const userId = Number(request.headers[IDENTITY_HEADERS.userId]);
+  const email = request.headers[IDENTITY_HEADERS.email];
+  const sessionId = request.headers[IDENTITY_HEADERS.sessionId];
+  if (Number.isSafeInteger(userId) && userId > 0) {
+    request.identity = {
+      userId,
+      email: typeof email === 'string' ? email : '',
+      sessionId: typeof sessionId === 'string' ? sessionId : '',
+    };
+  } else {
+    request.fromService = true;
+  }
+}
+
+const BEARER = /^Bearer\s+(\S+)$/i;
+
+/** The token of an `Authorization: Bearer <token>` header; undefined for any other header or none. */
+export function bearerToken(header: string | undefined): string | undefined {
+  return header === undefined ? undefined : BEARER.exec(header.trim())?.[1];
 }
 
 export function requireIdentity(request: FastifyRequest): Identity {

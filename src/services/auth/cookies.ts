@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { bearerToken } from '../../platform/http/identity.ts';
 
 export const ACCESS_TOKEN_COOKIE = 'access_token';
 export const REFRESH_TOKEN_COOKIE = 'refresh_token';
@@ -42,7 +43,7 @@ export function clearSessionCookies(reply: FastifyReply, policy: CookiePolicy): 
 /** The bearer header wins over the cookie, as at the gateway. */
 export function presentedAccessToken(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;
-  if (header !== undefined) return /^Bearer\s+(\S+)$/i.exec(header)?.[1];
+  if (header !== undefined) return bearerToken(header);
   return request.cookies?.[ACCESS_TOKEN_COOKIE] || undefined;
 }
 

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
+import { AccessTokenIssuer, AccessTokenVerifier } from '../../../src/services/auth/tokens/access-tokens.ts';
+import { RevocationList } from '../../../src/services/auth/tokens/revocations.ts';
 import { describeEachEngine } from '../../support/engines.ts';
 import { startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
@@ -48,6 +50,27 @@ describeEachEngine('token core', (engine) => {
     assert.ok(await auth.verifier.verify(second.token));
     assert.equal(await auth.sessions.isActive(first.sessionId), false);
     assert.equal(await auth.sessions.isActive(second.sessionId), true);
+  });
+
+  it('answers a token verified before without a promise, and a revocation or expiry still wins at once', async () => {
+    const auth = server.auth!.api;
+    const login = await server.login({ email: 'cached-verify@example.com' });
+    const fresh = await server.login({ email: 'cached-verify@example.com' });
+    assert.equal(auth.verifier.verifyCached(fresh.token), undefined, 'a token never verified needs its signature checked');
+    assert.deepEqual(await auth.verifier.verify(login.token), auth.verifier.verifyCached(login.token));
+    assert.equal(auth.verifier.verifyCached(login.token)?.sessionId, login.sessionId);
+    await auth.sessions.revoke(login.sessionId);
+    assert.equal(auth.verifier.verifyCached(login.token), null);
+
+    const revocations = new RevocationList();
+    const verifier = new AccessTokenVerifier(auth.signingKey.publicKey, server.config.publicUrl, revocations);
+    const shortLived = new AccessTokenIssuer(auth.signingKey.privateKey, server.config.publicUrl, 1);
+    const token = await shortLived.issue({ userId: login.userId, email: 'cached-verify@example.com', sessionId: 'short-lived' });
+    assert.ok(await verifier.verify(token));
+    assert.ok(verifier.verifyCached(token));
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    assert.equal(verifier.verifyCached(token), null, 'expired');
+    assert.equal(verifier.verifyCached(token), undefined, 'an expired token leaves the cache');
   });
 
   it('revokes every session of a user, optionally sparing one', async () => {

@@ -1,5 +1,6 @@
 import { errors, importX509, jwtVerify } from 'jose';
 import type { CryptoKey, JWTHeaderParameters } from 'jose';
+import { bearerToken } from '../../../platform/http/identity.ts';
 import { isRecord, nonEmptyStringAt, recordAt } from './json.ts';
 import { WebhookError } from './types.ts';
 import type { ProviderNotification, SubscriptionStatus } from './types.ts';
@@ -66,7 +67,7 @@ async function verifyPushToken(
   keys: CertificateKeyCache,
   now: () => number,
 ): Promise<void> {
-  const token = /^Bearer\s+(\S+)$/i.exec(authorizationHeader?.trim() ?? '')?.[1];
+  const token = bearerToken(authorizationHeader);
   if (token === undefined) throw new WebhookError('INVALID_SIGNATURE', 'Pub/Sub push lacks a Bearer token');
   let claims: Record<string, unknown>;
   try {

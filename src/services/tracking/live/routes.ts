@@ -24,8 +24,9 @@ export async function registerLiveRoutes(app: HttpApp, hub: LiveHub, allowedOrig
   await app.register(websocket, { options: { maxPayload: MAX_CLIENT_MESSAGE_BYTES } });
   // The plugin ends a refused upgrade's connection only when its own onRequest hook ran; the
   // gateway's runs first and may refuse (401) before it, which would leave the connection open.
-  app.addHook('onResponse', async (request) => {
+  app.addHook('onResponse', (request, _reply, done) => {
     if (isUpgrade(request)) request.raw.socket.destroy();
+    done();
   });
 
   app.route({
