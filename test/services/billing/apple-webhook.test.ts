@@ -4,8 +4,9 @@ import { after, before, it } from 'node:test';
 import { describeEachEngine } from '../../support/engines.ts';
 import { startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
-import { appleNotificationBody, postApple, startBillingTestProviders } from './support/providers.ts';
+import { appleNotificationBody, postApple } from './support/providers.ts';
 import type { AppleNotificationSpec, BillingTestProviders } from './support/providers.ts';
+import { startBillingTestServer, stopBillingTestServer } from './support/server.ts';
 import { countRows, subscriptionRecord, webhookEvent } from './support/state.ts';
 import { APPLE_APPLIED_NOTIFICATIONS } from './providers/support/apple-mapping.ts';
 
@@ -15,14 +16,8 @@ describeEachEngine('billing: App Store webhook', (engine) => {
   let providers: BillingTestProviders;
   let server: TestServer;
 
-  before(async () => {
-    providers = await startBillingTestProviders();
-    server = await startTestServer(engine, providers.env);
-  });
-  after(async () => {
-    await server?.dispose();
-    await providers?.close();
-  });
+  before(async () => ({ providers, server } = await startBillingTestServer(engine)));
+  after(() => stopBillingTestServer({ providers, server }));
 
   /** A fresh user and the app_account_token the app would pass to StoreKit. */
   async function customer(): Promise<{ userId: number; appAccountToken: string }> {

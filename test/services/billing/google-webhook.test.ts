@@ -11,23 +11,17 @@ import {
   googleDeveloperNotification,
   postGoogle,
   pushEnvelope,
-  startBillingTestProviders,
 } from './support/providers.ts';
 import type { BillingTestProviders, GoogleNotificationSpec, PushTokenSpec } from './support/providers.ts';
+import { startBillingTestServer, stopBillingTestServer } from './support/server.ts';
 import { countRows, subscriptionRecord, webhookEvent } from './support/state.ts';
 
 describeEachEngine('billing: Google Play webhook', (engine) => {
   let providers: BillingTestProviders;
   let server: TestServer;
 
-  before(async () => {
-    providers = await startBillingTestProviders();
-    server = await startTestServer(engine, providers.env);
-  });
-  after(async () => {
-    await server?.dispose();
-    await providers?.close();
-  });
+  before(async () => ({ providers, server } = await startBillingTestServer(engine)));
+  after(() => stopBillingTestServer({ providers, server }));
 
   const newPurchaseToken = () => `token-${randomUUID()}.AO-J1Ow`;
   const freshUser = () => server.login({ email: `google-${randomUUID()}@example.com` });

@@ -5,10 +5,11 @@ import { sql } from 'kysely';
 import { createBillingModule } from '../../../src/services/billing/module.ts';
 import type { BillingModule } from '../../../src/services/billing/module.ts';
 import { describeEachEngine } from '../../support/engines.ts';
-import { TEST_INTERNAL_TOKEN, startTestServer } from '../../support/server.ts';
+import { TEST_INTERNAL_TOKEN } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
-import { postStripe, startBillingTestProviders, stripeEvent, stripeSubscription } from './support/providers.ts';
+import { postStripe, stripeEvent, stripeSubscription } from './support/providers.ts';
 import type { BillingTestProviders } from './support/providers.ts';
+import { startBillingTestServer, stopBillingTestServer } from './support/server.ts';
 import { billingTables, subscriptionRecord, subscriptionRecordsOfUser, webhookEvent } from './support/state.ts';
 
 const NOW_SECONDS = Math.floor(Date.now() / 1000);
@@ -18,14 +19,8 @@ describeEachEngine('billing: exactly-once processing', (engine) => {
   let providers: BillingTestProviders;
   let server: TestServer;
 
-  before(async () => {
-    providers = await startBillingTestProviders();
-    server = await startTestServer(engine, providers.env);
-  });
-  after(async () => {
-    await server?.dispose();
-    await providers?.close();
-  });
+  before(async () => ({ providers, server } = await startBillingTestServer(engine)));
+  after(() => stopBillingTestServer({ providers, server }));
 
   const freshUser = () => server.login({ email: `processing-${randomUUID()}@example.com` });
 

@@ -9,10 +9,11 @@ import { createRemoteEntitlement } from '../../../src/services/billing/remote-en
 import { createServer } from '../../../src/server.ts';
 import type { Server } from '../../../src/server.ts';
 import { describeEachEngine } from '../../support/engines.ts';
-import { TEST_EVENT_CHANNEL, TEST_INTERNAL_TOKEN, startTestServer } from '../../support/server.ts';
+import { TEST_EVENT_CHANNEL, TEST_INTERNAL_TOKEN } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
-import { postStripe, startBillingTestProviders, stripeEvent, stripeSubscription } from './support/providers.ts';
+import { postStripe, stripeEvent, stripeSubscription } from './support/providers.ts';
 import type { BillingTestProviders } from './support/providers.ts';
+import { createBillingOnlyServer, startBillingTestServer, stopBillingTestServer } from './support/server.ts';
 
 const NOW_SECONDS = Math.floor(Date.now() / 1000);
 
@@ -23,19 +24,14 @@ describeEachEngine('billing: entitlement over HTTP for split mode', (engine) => 
   let billingUrl: string;
 
   before(async () => {
-    providers = await startBillingTestProviders();
-    server = await startTestServer(engine, providers.env);
-    billing = await createServer(
-      loadConfig({ SERVICES: 'billing', DATA_DIR: server.dataDir, LOG_LEVEL: 'silent', INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, ...providers.env }),
-      { database: server.database },
-    );
+    ({ providers, server } = await startBillingTestServer(engine));
+    billing = await createBillingOnlyServer({ providers, server });
     await billing.app.listen({ port: 0, host: '127.0.0.1' });
     billingUrl = `http://127.0.0.1:${(billing.app.server.address() as AddressInfo).port}`;
   });
   after(async () => {
     await billing?.close();
-    await server?.dispose();
-    await providers?.close();
+    await stopBillingTestServer({ providers, server });
   });
 
   const freshUser = () => server.login({ email: `remote-${randomUUID()}@example.com` });

@@ -6,8 +6,9 @@ import type { SubscriptionStatus } from '../../../src/services/billing/providers
 import { describeEachEngine } from '../../support/engines.ts';
 import { startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
-import { STRIPE_SECRET, postStripe, startBillingTestProviders, stripeEvent, stripeInvoice, stripeSubscription } from './support/providers.ts';
+import { STRIPE_SECRET, postStripe, stripeEvent, stripeInvoice, stripeSubscription } from './support/providers.ts';
 import type { BillingTestProviders } from './support/providers.ts';
+import { startBillingTestServer, stopBillingTestServer } from './support/server.ts';
 import { countRows, subscriptionRecord, webhookEvent } from './support/state.ts';
 
 const NOW_SECONDS = Math.floor(Date.now() / 1000);
@@ -20,14 +21,8 @@ describeEachEngine('billing: Stripe webhook', (engine) => {
   let providers: BillingTestProviders;
   let server: TestServer;
 
-  before(async () => {
-    providers = await startBillingTestProviders();
-    server = await startTestServer(engine, providers.env);
-  });
-  after(async () => {
-    await server?.dispose();
-    await providers?.close();
-  });
+  before(async () => ({ providers, server } = await startBillingTestServer(engine)));
+  after(() => stopBillingTestServer({ providers, server }));
 
   /** One record per (user, provider): each case gets its own customer. */
   const freshUser = () => server.login({ email: `stripe-${randomUUID()}@example.com` });

@@ -1,14 +1,13 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { loadConfig } from '../../../src/config.ts';
-import { createServer } from '../../../src/server.ts';
 import type { Server } from '../../../src/server.ts';
 import { describeEachEngine } from '../../support/engines.ts';
-import { TEST_INTERNAL_TOKEN, startTestServer } from '../../support/server.ts';
+import { TEST_INTERNAL_TOKEN } from '../../support/server.ts';
 import type { TestLogin, TestServer } from '../../support/server.ts';
-import { appleNotificationBody, postApple, postStripe, startBillingTestProviders, stripeEvent, stripeSubscription } from './support/providers.ts';
+import { appleNotificationBody, postApple, postStripe, stripeEvent, stripeSubscription } from './support/providers.ts';
 import type { BillingTestProviders } from './support/providers.ts';
+import { createBillingOnlyServer, startBillingTestServer, stopBillingTestServer } from './support/server.ts';
 import { billingTables, countRows } from './support/state.ts';
 
 const NOW_SECONDS = Math.floor(Date.now() / 1000);
@@ -20,14 +19,10 @@ describeEachEngine('billing: subscription queries', (engine) => {
   let admin: TestLogin;
 
   before(async () => {
-    providers = await startBillingTestProviders();
-    server = await startTestServer(engine, providers.env);
+    ({ providers, server } = await startBillingTestServer(engine));
     admin = await server.login({ email: `admin-${randomUUID()}@example.com`, administrator: true });
   });
-  after(async () => {
-    await server?.dispose();
-    await providers?.close();
-  });
+  after(() => stopBillingTestServer({ providers, server }));
 
   const freshUser = () => server.login({ email: `queries-${randomUUID()}@example.com` });
   const get = (url: string, headers: Record<string, string> = {}) => server.app.inject({ url, headers });
@@ -232,21 +227,15 @@ describeEachEngine('billing: service-to-service calls (split mode)', (engine) =>
   let providers: BillingTestProviders;
 
   before(async () => {
-    providers = await startBillingTestProviders();
-    server = await startTestServer(engine, providers.env);
-    // A billing-only process without the gateway, sharing the database as a split deployment would.
-    billing = await createServer(
-      loadConfig({ SERVICES: 'billing', DATA_DIR: server.dataDir, LOG_LEVEL: 'silent', INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, ...providers.env }),
-      { database: server.database },
-    );
+    ({ providers, server } = await startBillingTestServer(engine));
+    billing = await createBillingOnlyServer({ providers, server });
     user = await server.login({ email: `split-${randomUUID()}@example.com` });
     subscriptionId = `sub_${randomUUID().replaceAll('-', '')}`;
     await postStripe(server.app, stripeEvent('customer.subscription.created', stripeSubscription({ id: subscriptionId, userId: user.userId })));
   });
   after(async () => {
     await billing?.close();
-    await server?.dispose();
-    await providers?.close();
+    await stopBillingTestServer({ providers, server });
   });
 
   const service = { 'x-internal-token': TEST_INTERNAL_TOKEN };
