@@ -1,3 +1,4 @@
+import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import type { HttpApp } from '../../../platform/http/app.ts';
 import { AppError } from '../../../platform/http/errors.ts';
@@ -16,7 +17,7 @@ import {
   TwoFactorCodeField,
   User,
 } from '../schemas.ts';
-import type { SignedIn, SignInService } from './service.ts';
+import type { LoginOutcome, SignedIn, SignInService } from './service.ts';
 
 export interface SignInRouteDeps {
   signIn: SignInService;
@@ -29,12 +30,7 @@ const TAGS = ['auth'];
 export function registerSignInRoutes(app: HttpApp, deps: SignInRouteDeps): void {
   const { signIn, profiles, cookies } = deps;
 
-  const loginBody = async (session: SignedIn) => ({
-    accessToken: session.accessToken,
-    refreshToken: session.refreshToken,
-    expiresIn: session.expiresIn,
-    user: await profiles.view(session.user),
-  });
+  const loginBody = (session: SignedIn) => signedInBody(session, profiles);
 
   app.post(
     '/api/auth/login',
@@ -51,16 +47,7 @@ export function registerSignInRoutes(app: HttpApp, deps: SignInRouteDeps): void 
     },
     async (request, reply) => {
       const outcome = await signIn.login(request.body.email, request.body.password, clientInfo(request));
-      if (outcome.kind === 'two-factor') {
-        return reply.code(202).send({
-          require_2fa: true as const,
-          temp_token: outcome.tempToken,
-          type: 'totp' as const,
-          message: 'Enter the code from your authenticator app, or a backup code',
-        });
-      }
-      setSessionCookies(reply, cookies, outcome.session);
-      return reply.code(200).send(await loginBody(outcome.session));
+      return sendLoginOutcome(reply, outcome, { cookies, profiles });
     },
   );
 
@@ -151,4 +138,31 @@ export function registerSignInRoutes(app: HttpApp, deps: SignInRouteDeps): void 
       return subject;
     },
   );
+}
+
+async function signedInBody(session: SignedIn, profiles: ProfileService) {
+  return {
+    accessToken: session.accessToken,
+    refreshToken: session.refreshToken,
+    expiresIn: session.expiresIn,
+    user: await profiles.view(session.user),
+  };
+}
+
+/** How every sign-in answers: 202 with a temp_token when the account has 2FA, else 200 with tokens and the session cookies. */
+export async function sendLoginOutcome(
+  reply: FastifyReply,
+  outcome: LoginOutcome,
+  { cookies, profiles }: { cookies: CookiePolicy; profiles: ProfileService },
+): Promise<FastifyReply> {
+  if (outcome.kind === 'two-factor') {
+    return reply.code(202).send({
+      require_2fa: true,
+      temp_token: outcome.tempToken,
+      type: 'totp',
+      message: 'Enter the code from your authenticator app, or a backup code',
+    });
+  }
+  setSessionCookies(reply, cookies, outcome.session);
+  return reply.code(200).send(await signedInBody(outcome.session, profiles));
 }

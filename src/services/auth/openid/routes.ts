@@ -6,6 +6,7 @@ import type { HttpApp } from '../../../platform/http/app.ts';
 import type { ProfileService } from '../account/service.ts';
 import { clientInfo, setSessionCookies } from '../cookies.ts';
 import type { CookiePolicy } from '../cookies.ts';
+import { sendLoginOutcome } from '../login/routes.ts';
 import { Login2FARequiredResponse, LoginResponse, strictBody } from '../schemas.ts';
 import { FAILURE_REASONS } from './failures.ts';
 import { PROVIDER_NAMES } from './providers/provider.ts';
@@ -131,22 +132,7 @@ export async function registerOpenIdRoutes(app: HttpApp, deps: OpenIdRouteDeps):
     },
     async (request, reply) => {
       const outcome = await openId.exchangeIdToken(request.body.provider, request.body.id_token, clientInfo(request));
-      if (outcome.kind === 'two-factor') {
-        return reply.code(202).send({
-          require_2fa: true as const,
-          temp_token: outcome.tempToken,
-          type: 'totp' as const,
-          message: 'Enter the code from your authenticator app, or a backup code',
-        });
-      }
-      const { session } = outcome;
-      setSessionCookies(reply, cookies, session);
-      return reply.code(200).send({
-        accessToken: session.accessToken,
-        refreshToken: session.refreshToken,
-        expiresIn: session.expiresIn,
-        user: await profiles.view(session.user),
-      });
+      return sendLoginOutcome(reply, outcome, { cookies, profiles });
     },
   );
 }
