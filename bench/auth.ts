@@ -4,8 +4,8 @@ import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { request } from 'undici';
 import { measureThroughput } from './measure.ts';
+import { benchServerEnv, loginBenchAdmin } from './server.ts';
 
 export interface BenchFigure {
   name: string;
@@ -13,7 +13,6 @@ export interface BenchFigure {
   unit: string;
 }
 
-const ADMIN = { email: 'auth-bench@example.com', password: 'Auth-Bench-Password-1' };
 const CONCURRENT_LOGINS = 50;
 
 interface Histogram {
@@ -32,30 +31,19 @@ interface Histogram {
 export async function benchAuth(): Promise<BenchFigure[]> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'trackstack-auth-bench-'));
   const child = fork(path.join(import.meta.dirname, 'auth-server.ts'), [], {
-    env: {
-      PATH: process.env.PATH,
-      DATA_DIR: dataDir,
-      RATE_LIMITS: 'off',
-      LOG_LEVEL: 'warn',
-      ADMIN_EMAIL: ADMIN.email,
-      ADMIN_PASSWORD: ADMIN.password,
-      OSMAND_PORT: '0',
-      GT06_PORT: '0',
-      TELTONIKA_PORT: '0',
-      H02_PORT: '0',
-    },
+    env: { PATH: process.env.PATH, ...benchServerEnv(dataDir) },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   try {
     const { url } = (await nextMessage(child)) as { url: string };
-    const token = await login(url);
+    const token = await loginBenchAdmin(url);
 
     const validate = await measureThroughput({ url: `${url}/api/auth/validate`, headers: { cookie: `access_token=${token}` } });
     if (validate.non2xx > 0 || validate.errors > 0) throw new Error(`GET /validate failed during the run: ${validate.non2xx} non-2xx, ${validate.errors} errors`);
 
     const idle = await histogramDuring(child, () => new Promise((resolve) => setTimeout(resolve, 1000)));
     const started = performance.now();
-    const busy = await histogramDuring(child, () => Promise.all(Array.from({ length: CONCURRENT_LOGINS }, () => login(url))));
+    const busy = await histogramDuring(child, () => Promise.all(Array.from({ length: CONCURRENT_LOGINS }, () => loginBenchAdmin(url))));
     const loginsMs = performance.now() - started;
 
     return [
@@ -69,13 +57,6 @@ export async function benchAuth(): Promise<BenchFigure[]> {
     await once(child, 'exit');
     rmSync(dataDir, { recursive: true, force: true });
   }
-}
-
-async function login(url: string): Promise<string> {
-  const response = await request(`${url}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
-  const body = (await response.body.json()) as { accessToken?: string };
-  if (response.statusCode !== 200 || !body.accessToken) throw new Error(`bench login failed: ${response.statusCode} ${JSON.stringify(body)}`);
-  return body.accessToken;
 }
 
 async function histogramDuring(child: ChildProcess, work: () => Promise<unknown>): Promise<Histogram> {

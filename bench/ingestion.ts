@@ -7,7 +7,6 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import pg from 'pg';
 import { pino } from 'pino';
-import { request } from 'undici';
 import WebSocket from 'ws';
 import { generatedRoute, registerDevices, runSimulation, simulatedIds } from '../src/cli/simulate.ts';
 import type { SimulatedProtocol, SimulationStats } from '../src/cli/simulate.ts';
@@ -24,6 +23,7 @@ import type { TrackingTables } from '../src/services/tracking/tables.ts';
 import { startProcess } from '../test/support/processes.ts';
 import type { RunningProcess } from '../test/support/processes.ts';
 import type { Figure } from './measure.ts';
+import { BENCH_ADMIN, benchServerEnv, loginBenchAdmin } from './server.ts';
 
 /**
  * End-to-end ingestion: DEVICES Teltonika trackers on their own TCP connections, each sending its
@@ -38,7 +38,6 @@ import type { Figure } from './measure.ts';
  * a database may be created. The load comes from this process, which shares the machine's cores.
  */
 
-const ADMIN = { email: 'bench-ingestion@example.com', password: 'Bench-Ingestion-1' };
 const DEVICES = Number(process.env.BENCH_DEVICES ?? 1000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CEILING_SECONDS = 5;
@@ -173,22 +172,12 @@ async function benchEngine(engine: 'sqlite' | 'postgres', adminUrl: string | und
     const serverDatabase = await freshDatabase(engine, dir, adminUrl);
     databases.push(serverDatabase);
     const ports = { teltonika: await freePort(), osmand: await freePort() };
-    server = await startProcess({
-      DATA_DIR: dir,
-      DATABASE_URL: serverDatabase.url,
-      RATE_LIMITS: 'off',
-      LOG_LEVEL: 'warn',
-      ADMIN_EMAIL: ADMIN.email,
-      ADMIN_PASSWORD: ADMIN.password,
-      TELTONIKA_PORT: String(ports.teltonika),
-      OSMAND_PORT: String(ports.osmand),
-      GT06_PORT: '0',
-      H02_PORT: '0',
-    });
+    server = await startProcess(
+      benchServerEnv(dir, { DATABASE_URL: serverDatabase.url, TELTONIKA_PORT: String(ports.teltonika), OSMAND_PORT: String(ports.osmand) }),
+    );
     const uniqueIds = simulatedIds('861000000000000', DEVICES);
-    await registerDevices({ url: server.url, ...ADMIN, protocol: 'teltonika', uniqueIds, speedKmh: 50, stopSeconds: 60 });
-    const login = await request(`${server.url}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ADMIN) });
-    const { accessToken } = (await login.body.json()) as { accessToken: string };
+    await registerDevices({ url: server.url, ...BENCH_ADMIN, protocol: 'teltonika', uniqueIds, speedKmh: 50, stopSeconds: 60 });
+    const accessToken = await loginBenchAdmin(server.url);
 
     const observer = openDatabase(serverDatabase.config);
     try {

@@ -1,14 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { request } from 'undici';
 import { startProcess } from '../test/support/processes.ts';
 import type { RunningProcess } from '../test/support/processes.ts';
 import { benchAuth } from './auth.ts';
 import { benchIngestion } from './ingestion.ts';
 import { comparePair, measureThroughput } from './measure.ts';
-import type { Figure } from './measure.ts';
-import type { Throughput } from './measure.ts';
+import type { Figure, Throughput } from './measure.ts';
+import { benchServerEnv, loginBenchAdmin } from './server.ts';
 import { benchTracking } from './tracking.ts';
 
 /**
@@ -16,20 +15,7 @@ import { benchTracking } from './tracking.ts';
  * same machine, because this machine is shared and noisy. Servers run as their own processes;
  * the load comes from this one.
  */
-const ADMIN = { email: 'bench-admin@example.com', password: 'Bench-Password-1' };
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
-
-
-async function login(baseUrl: string): Promise<string> {
-  const response = await request(`${baseUrl}/api/auth/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(ADMIN),
-  });
-  const body = (await response.body.json()) as { accessToken?: string };
-  if (response.statusCode !== 200 || !body.accessToken) throw new Error(`bench login failed: ${response.statusCode} ${JSON.stringify(body)}`);
-  return body.accessToken;
-}
 
 /** The baseline's best run, for the sections that report a ratio to it. */
 let baselineBest: Throughput | undefined;
@@ -64,19 +50,9 @@ const processes: RunningProcess[] = [];
 try {
   const baseline = await startProcess({}, { script: path.resolve(import.meta.dirname, 'baseline-server.ts') });
   processes.push(baseline);
-  const app = await startProcess({
-    DATA_DIR: dataDir,
-    RATE_LIMITS: 'off',
-    LOG_LEVEL: 'warn',
-    ADMIN_EMAIL: ADMIN.email,
-    ADMIN_PASSWORD: ADMIN.password,
-    OSMAND_PORT: '0',
-    GT06_PORT: '0',
-    TELTONIKA_PORT: '0',
-    H02_PORT: '0',
-  });
+  const app = await startProcess(benchServerEnv(dataDir));
   processes.push(app);
-  const token = await login(app.url);
+  const token = await loginBenchAdmin(app.url);
 
   const sections: [string, () => Promise<Figure[]>][] = [
     ['Gateway', () => benchGateway(baseline, app, token)],

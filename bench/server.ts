@@ -1,0 +1,35 @@
+import { request } from 'undici';
+
+/** The administrator every bench server is created with. */
+export const BENCH_ADMIN = { email: 'bench-admin@example.com', password: 'Bench-Password-1' };
+
+/**
+ * The environment of a bench server: rate limits off (the load comes from one address), quiet
+ * logs, the bench administrator, and the device listeners closed unless `overrides` opens some.
+ */
+export function benchServerEnv(dataDir: string, overrides: Record<string, string> = {}): Record<string, string> {
+  return {
+    DATA_DIR: dataDir,
+    RATE_LIMITS: 'off',
+    LOG_LEVEL: 'warn',
+    ADMIN_EMAIL: BENCH_ADMIN.email,
+    ADMIN_PASSWORD: BENCH_ADMIN.password,
+    OSMAND_PORT: '0',
+    GT06_PORT: '0',
+    TELTONIKA_PORT: '0',
+    H02_PORT: '0',
+    ...overrides,
+  };
+}
+
+/** Signs the bench administrator in; the access token. */
+export async function loginBenchAdmin(baseUrl: string): Promise<string> {
+  const response = await request(`${baseUrl}/api/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(BENCH_ADMIN),
+  });
+  const body = (await response.body.json()) as { accessToken?: string };
+  if (response.statusCode !== 200 || !body.accessToken) throw new Error(`bench login failed: ${response.statusCode} ${JSON.stringify(body)}`);
+  return body.accessToken;
+}
