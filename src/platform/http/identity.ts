@@ -36,8 +36,8 @@ export function installIdentity(app: HttpApp, internalToken: string): void {
   app.decorateRequest('identity', null);
   app.decorateRequest('fromService', false);
   app.addHook('onRequest', (request, _reply, done) => {
-    // In the all-in-one the gateway has already put the caller on the request; only a call from
-    // another process needs its headers and internal token checked.
+    // Where the gateway runs in this process it has already put the caller on the request; only a
+    // call forwarded from another process needs its headers and internal token checked.
     if (request.identity === null) readForwardedIdentity(request, isInternalToken);
     done();
   });
