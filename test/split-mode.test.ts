@@ -1,11 +1,8 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { request } from 'undici';
-import { testEngines } from './support/engines.ts';
-import type { TestDatabase } from './support/engines.ts';
+import { createSharedDatabase, testEngines } from './support/engines.ts';
+import type { SharedTestDatabase } from './support/engines.ts';
 import { startProcess } from './support/processes.ts';
 import type { RunningProcess } from './support/processes.ts';
 import { NO_DEVICE_LISTENERS, TEST_INTERNAL_TOKEN } from './support/server.ts';
@@ -24,20 +21,15 @@ async function call(url: string, options: { method?: 'GET' | 'POST' | 'DELETE'; 
 
 for (const engine of testEngines()) {
   describe(`split mode: a gateway and two service processes [${engine.name}]`, () => {
-    const dataDir = mkdtempSync(path.join(tmpdir(), 'trackstack-split-'));
-    let testDatabase: TestDatabase | undefined;
+    let database: SharedTestDatabase | undefined;
     const running: RunningProcess[] = [];
     let authBilling: RunningProcess;
     let devicesTracking: RunningProcess;
     let gateway: RunningProcess;
 
     before(async () => {
-      let databaseUrl = `sqlite:${path.join(dataDir, 'shared.db')}`;
-      if (engine.name === 'postgres') {
-        testDatabase = await engine.createDatabase();
-        databaseUrl = testDatabase.url;
-      }
-      const shared = { DATA_DIR: dataDir, DATABASE_URL: databaseUrl, INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, PUBLIC_URL: 'http://localhost:8080', ...NO_DEVICE_LISTENERS };
+      database = await createSharedDatabase(engine, 'trackstack-split-');
+      const shared = { DATA_DIR: database.dataDir, DATABASE_URL: database.url, INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, PUBLIC_URL: 'http://localhost:8080', ...NO_DEVICE_LISTENERS };
       authBilling = await startProcess({ ...shared, SERVICES: 'auth,billing', ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password });
       running.push(authBilling);
       devicesTracking = await startProcess({ ...shared, SERVICES: 'devices,tracking', AUTH_URL: authBilling.url });
@@ -54,8 +46,7 @@ for (const engine of testEngines()) {
     });
     after(async () => {
       await Promise.all(running.map((process) => process.stop()));
-      await testDatabase?.dispose();
-      rmSync(dataDir, { recursive: true, force: true });
+      await database?.dispose();
     });
 
     it('routes each path to the process that owns it', async () => {

@@ -1,14 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
 import { createServer } from '../../src/server.ts';
 import type { Server } from '../../src/server.ts';
-import { testEngines } from '../support/engines.ts';
-import type { TestDatabase } from '../support/engines.ts';
-import { NO_DEVICE_LISTENERS, TEST_EVENT_CHANNEL, TEST_INTERNAL_TOKEN } from '../support/server.ts';
+import { createSharedDatabase, testEngines } from '../support/engines.ts';
+import type { SharedTestDatabase } from '../support/engines.ts';
+import { scaledOutEnv } from '../support/server.ts';
 
 const redisUrl = process.env.TEST_REDIS_URL;
 
@@ -23,34 +20,20 @@ async function eventually(check: () => Promise<boolean>, what: string): Promise<
 
 for (const engine of testEngines()) {
   describe(`two instances sharing revocations through Redis [${engine.name}]`, { skip: redisUrl ? false : 'needs TEST_REDIS_URL' }, () => {
-    const dataDir = mkdtempSync(path.join(tmpdir(), 'trackstack-multi-'));
-    let testDatabase: TestDatabase | undefined;
+    let shared: SharedTestDatabase | undefined;
     let first: Server;
     let second: Server;
 
     before(async () => {
-      let databaseUrl = `sqlite:${path.join(dataDir, 'shared.db')}`;
-      if (engine.name === 'postgres') {
-        testDatabase = await engine.createDatabase();
-        databaseUrl = testDatabase.url;
-      }
-      const env = {
-        DATA_DIR: dataDir,
-        DATABASE_URL: databaseUrl,
-        REDIS_URL: redisUrl!,
-        EVENT_CHANNEL: TEST_EVENT_CHANNEL,
-        LOG_LEVEL: 'silent',
-        INTERNAL_TOKEN: TEST_INTERNAL_TOKEN,
-        ...NO_DEVICE_LISTENERS,
-      };
+      shared = await createSharedDatabase(engine, 'trackstack-multi-');
+      const env = scaledOutEnv(shared, redisUrl!);
       first = await createServer(loadConfig(env));
       second = await createServer(loadConfig(env));
     });
     after(async () => {
       await first?.close();
       await second?.close();
-      await testDatabase?.dispose();
-      rmSync(dataDir, { recursive: true, force: true });
+      await shared?.dispose();
     });
 
     it('a session revoked on one instance is refused by the other', async () => {

@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe } from 'node:test';
 import pg from 'pg';
 import { openDatabase } from '../../src/platform/db/database.ts';
@@ -68,4 +71,26 @@ export function testEngines(): TestEngine[] {
 /** Runs the same suite once per engine, like Kysely's own tests. */
 export function describeEachEngine(title: string, suite: (engine: TestEngine) => void): void {
   for (const engine of testEngines()) describe(`${title} [${engine.name}]`, () => suite(engine));
+}
+
+/** A database that several servers or processes open by URL, and a data folder they share. */
+export interface SharedTestDatabase {
+  dataDir: string;
+  /** DATABASE_URL: a SQLite file in `dataDir`, or a fresh PostgreSQL database. */
+  url: string;
+  /** Removes the database and the folder. */
+  dispose(): Promise<void>;
+}
+
+export async function createSharedDatabase(engine: TestEngine, folderPrefix: string): Promise<SharedTestDatabase> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), folderPrefix));
+  const postgresDatabase = engine.name === 'postgres' ? await engine.createDatabase() : undefined;
+  return {
+    dataDir,
+    url: postgresDatabase?.url ?? `sqlite:${path.join(dataDir, 'shared.db')}`,
+    async dispose() {
+      await postgresDatabase?.dispose();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
 }

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { loadConfig } from '../../src/config.ts';
 import { createServer } from '../../src/server.ts';
 import type { Server } from '../../src/server.ts';
-import type { TestEngine } from './engines.ts';
+import type { SharedTestDatabase, TestEngine } from './engines.ts';
 
 export const TEST_INTERNAL_TOKEN = 'test-internal-token-0123456789abcdef';
 
@@ -16,6 +16,20 @@ export const TEST_EVENT_CHANNEL = `trackstack-test:${process.pid}:${Date.now()}`
 
 /** Device listeners off: tests running side by side would otherwise contend for Traccar's ports. */
 export const NO_DEVICE_LISTENERS = { OSMAND_PORT: '0', GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0' } as const;
+
+/** The environment of instances scaled out on one database and one Redis. */
+export function scaledOutEnv(shared: SharedTestDatabase, redisUrl: string): Record<string, string> {
+  return {
+    DATA_DIR: shared.dataDir,
+    DATABASE_URL: shared.url,
+    REDIS_URL: redisUrl,
+    EVENT_CHANNEL: TEST_EVENT_CHANNEL,
+    LOG_LEVEL: 'silent',
+    INTERNAL_TOKEN: TEST_INTERNAL_TOKEN,
+    RATE_LIMITS: 'off',
+    ...NO_DEVICE_LISTENERS,
+  };
+}
 
 export interface TestServer extends Server {
   dataDir: string;

@@ -1,14 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../../src/config.ts';
 import { createServer } from '../../../src/server.ts';
 import type { Server } from '../../../src/server.ts';
-import { testEngines } from '../../support/engines.ts';
-import type { TestDatabase } from '../../support/engines.ts';
-import { NO_DEVICE_LISTENERS, TEST_EVENT_CHANNEL, TEST_INTERNAL_TOKEN } from '../../support/server.ts';
+import { createSharedDatabase, testEngines } from '../../support/engines.ts';
+import type { SharedTestDatabase } from '../../support/engines.ts';
+import { scaledOutEnv } from '../../support/server.ts';
 import { uniqueId } from './helpers.ts';
 
 const redisUrl = process.env.TEST_REDIS_URL;
@@ -35,8 +32,7 @@ async function eventually(check: () => Promise<boolean>, what: string): Promise<
  */
 for (const engine of testEngines()) {
   describe(`device and user caches across two instances [${engine.name}]`, { skip: redisUrl ? false : 'needs TEST_REDIS_URL' }, () => {
-    const dataDir = mkdtempSync(path.join(tmpdir(), 'trackstack-cache-multi-'));
-    let testDatabase: TestDatabase | undefined;
+    let shared: SharedTestDatabase | undefined;
     let a: Server;
     let b: Server;
     let admin: Account;
@@ -71,15 +67,10 @@ for (const engine of testEngines()) {
     }
 
     before(async () => {
-      let databaseUrl = `sqlite:${path.join(dataDir, 'shared.db')}`;
-      if (engine.name === 'postgres') {
-        testDatabase = await engine.createDatabase();
-        databaseUrl = testDatabase.url;
-      }
-      const env = { DATA_DIR: dataDir, DATABASE_URL: databaseUrl, REDIS_URL: redisUrl!, EVENT_CHANNEL: TEST_EVENT_CHANNEL, LOG_LEVEL: 'silent', INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, RATE_LIMITS: 'off' };
-      const ports = NO_DEVICE_LISTENERS;
-      a = await createServer(loadConfig({ ...env, ...ports }));
-      b = await createServer(loadConfig({ ...env, ...ports }));
+      shared = await createSharedDatabase(engine, 'trackstack-cache-multi-');
+      const env = scaledOutEnv(shared, redisUrl!);
+      a = await createServer(loadConfig(env));
+      b = await createServer(loadConfig(env));
       const suffix = `${process.pid}-${engine.name}`;
       admin = await account(`cache-multi-admin-${suffix}@example.com`, true);
       owner = await account(`cache-multi-owner-${suffix}@example.com`);
@@ -88,8 +79,7 @@ for (const engine of testEngines()) {
     after(async () => {
       await a?.close();
       await b?.close();
-      await testDatabase?.dispose();
-      rmSync(dataDir, { recursive: true, force: true });
+      await shared?.dispose();
     });
 
     it('a share made, changed and ended on A shows on B', async () => {

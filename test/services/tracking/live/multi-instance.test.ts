@@ -1,16 +1,13 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { request } from 'undici';
 import { loadConfig } from '../../../../src/config.ts';
 import { createServer } from '../../../../src/server.ts';
 import type { Server } from '../../../../src/server.ts';
 import { osmAndQuery } from '../../../../src/services/tracking/protocols/encoders.ts';
-import { testEngines } from '../../../support/engines.ts';
-import type { TestDatabase } from '../../../support/engines.ts';
-import { NO_DEVICE_LISTENERS, TEST_EVENT_CHANNEL, TEST_INTERNAL_TOKEN } from '../../../support/server.ts';
+import { createSharedDatabase, testEngines } from '../../../support/engines.ts';
+import type { SharedTestDatabase } from '../../../support/engines.ts';
+import { scaledOutEnv } from '../../../support/server.ts';
 import { fixAt } from '../ingest/support.ts';
 import { LiveClient, socketUrl } from './support.ts';
 import type { LiveMessage } from './support.ts';
@@ -27,8 +24,7 @@ interface Account {
 /** DESIGN §6: a position ingested by one instance reaches a WebSocket client of the other, through Redis. */
 for (const engine of testEngines()) {
   describe(`live updates across two instances [${engine.name}]`, { skip: redisUrl ? false : 'needs TEST_REDIS_URL' }, () => {
-    const dataDir = mkdtempSync(path.join(tmpdir(), 'trackstack-live-multi-'));
-    let testDatabase: TestDatabase | undefined;
+    let shared: SharedTestDatabase | undefined;
     let first: Server;
     let second: Server;
     let secondUrl: string;
@@ -58,15 +54,10 @@ for (const engine of testEngines()) {
     }
 
     before(async () => {
-      let databaseUrl = `sqlite:${path.join(dataDir, 'shared.db')}`;
-      if (engine.name === 'postgres') {
-        testDatabase = await engine.createDatabase();
-        databaseUrl = testDatabase.url;
-      }
-      const env = { DATA_DIR: dataDir, DATABASE_URL: databaseUrl, REDIS_URL: redisUrl!, EVENT_CHANNEL: TEST_EVENT_CHANNEL, LOG_LEVEL: 'silent', INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, RATE_LIMITS: 'off' };
-      const ports = NO_DEVICE_LISTENERS;
-      first = await createServer(loadConfig({ ...env, ...ports }));
-      second = await createServer(loadConfig({ ...env, ...ports }));
+      shared = await createSharedDatabase(engine, 'trackstack-live-multi-');
+      const env = scaledOutEnv(shared, redisUrl!);
+      first = await createServer(loadConfig(env));
+      second = await createServer(loadConfig(env));
       secondUrl = await socketUrl(second.app);
     });
     afterEach(async () => {
@@ -77,8 +68,7 @@ for (const engine of testEngines()) {
     after(async () => {
       await first?.close();
       await second?.close();
-      await testDatabase?.dispose();
-      rmSync(dataDir, { recursive: true, force: true });
+      await shared?.dispose();
     });
 
     it('a position ingested by one instance reaches a socket of the other, once', async () => {

@@ -1,16 +1,13 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer as createTcpServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { loadConfig } from '../../../../src/config.ts';
 import { createServer } from '../../../../src/server.ts';
 import type { Server } from '../../../../src/server.ts';
 import { TOKEN_EXPIRES_HEADER } from '../../../../src/services/tracking/live/protocol.ts';
-import { testEngines } from '../../../support/engines.ts';
-import type { TestDatabase } from '../../../support/engines.ts';
+import { createSharedDatabase, testEngines } from '../../../support/engines.ts';
+import type { SharedTestDatabase } from '../../../support/engines.ts';
 import { NO_DEVICE_LISTENERS, TEST_INTERNAL_TOKEN } from '../../../support/server.ts';
 import { LiveClient, bareUpgrade, refusal, socketUrl } from './support.ts';
 import type { LiveMessage } from './support.ts';
@@ -31,8 +28,7 @@ async function closedPort(): Promise<number> {
  */
 for (const engine of testEngines()) {
   describe(`the live socket through a gateway-only instance [${engine.name}]`, () => {
-    const dataDir = mkdtempSync(path.join(tmpdir(), 'trackstack-live-split-'));
-    let testDatabase: TestDatabase | undefined;
+    let database: SharedTestDatabase | undefined;
     let services: Server;
     let gateway: Server;
     let servicesUrl: string;
@@ -41,7 +37,7 @@ for (const engine of testEngines()) {
     let gatewaySocket: string;
     let user: { userId: number; sessionId: string; token: string };
     let open: LiveClient[] = [];
-    const shared = { DATA_DIR: dataDir, LOG_LEVEL: 'silent', INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, PUBLIC_URL: 'http://localhost:8080', RATE_LIMITS: 'off', ...NO_DEVICE_LISTENERS };
+    let shared: Record<string, string>;
 
     async function signIn(email: string): Promise<{ userId: number; sessionId: string; token: string }> {
       const auth = services.auth;
@@ -58,12 +54,9 @@ for (const engine of testEngines()) {
     }
 
     before(async () => {
-      let databaseUrl = `sqlite:${path.join(dataDir, 'shared.db')}`;
-      if (engine.name === 'postgres') {
-        testDatabase = await engine.createDatabase();
-        databaseUrl = testDatabase.url;
-      }
-      services = await createServer(loadConfig({ ...shared, DATABASE_URL: databaseUrl, SERVICES: 'auth,devices,tracking' }));
+      database = await createSharedDatabase(engine, 'trackstack-live-split-');
+      shared = { DATA_DIR: database.dataDir, LOG_LEVEL: 'silent', INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, PUBLIC_URL: 'http://localhost:8080', RATE_LIMITS: 'off', ...NO_DEVICE_LISTENERS };
+      services = await createServer(loadConfig({ ...shared, DATABASE_URL: database.url, SERVICES: 'auth,devices,tracking' }));
       servicesSocket = await socketUrl(services.app);
       servicesUrl = servicesSocket.replace('ws:', 'http:').replace('/api/socket', '');
       gateway = await createServer(
@@ -81,8 +74,7 @@ for (const engine of testEngines()) {
     after(async () => {
       await gateway?.close();
       await services?.close();
-      await testDatabase?.dispose();
-      rmSync(dataDir, { recursive: true, force: true });
+      await database?.dispose();
     });
 
     it('carries the socket with a bearer, the cookie or ?token=: the initial positions, then live messages', async () => {
