@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import type { Config } from '../config.ts';
 import { sha256 } from './crypto.ts';
 
 /** At most `limit` hits per fixed window of `windowSeconds`. */
@@ -25,9 +26,19 @@ const ALLOWED: RateDecision = { allowed: true, retryAfterMs: 0 };
 /** RATE_LIMITS=off: every hit is allowed. */
 export const unlimited: RateLimiter = { hit: async () => ALLOWED };
 
+/**
+ * The limiter of a module: none with RATE_LIMITS=off; with a Redis connection, counters every
+ * instance shares, under this deployment's EVENT_CHANNEL so deployments sharing a Redis stay apart;
+ * otherwise this process's own.
+ */
+export function chooseRateLimiter(config: Pick<Config, 'rateLimits' | 'eventChannel'>, redis: Redis | undefined): RateLimiter {
+  if (!config.rateLimits) return unlimited;
+  return redis ? new RedisRateLimiter(redis, config.eventChannel) : new MemoryRateLimiter();
+}
+
 /** Keys carry e-mail addresses and IPs: they are stored only as digests. */
 function counterKey(rule: RateRule, key: string): string {
-  return `trackstack:rate:${rule.name}:${sha256(key)}`;
+  return `rate:${rule.name}:${sha256(key)}`;
 }
 
 export class MemoryRateLimiter implements RateLimiter {
@@ -56,12 +67,15 @@ export class MemoryRateLimiter implements RateLimiter {
 
 export class RedisRateLimiter implements RateLimiter {
   private readonly redis: Redis;
-  constructor(redis: Redis) {
+  private readonly namespace: string;
+
+  constructor(redis: Redis, namespace: string) {
     this.redis = redis;
+    this.namespace = namespace;
   }
 
   async hit(rule: RateRule, key: string): Promise<RateDecision> {
-    const id = counterKey(rule, key);
+    const id = `${this.namespace}:${counterKey(rule, key)}`;
     // One transaction: the first hit opens the window with its expiry, every hit counts, PTTL tells when it ends.
     const results = await this.redis
       .multi()

@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import { ConfigError } from '../../config.ts';
 import { createMailer } from '../../platform/mail.ts';
 import type { ModuleContext, ServiceModule } from '../../platform/module.ts';
-import { MemoryRateLimiter, RedisRateLimiter, unlimited } from '../../platform/rate-limit.ts';
+import { chooseRateLimiter } from '../../platform/rate-limit.ts';
 import type { RateLimiter } from '../../platform/rate-limit.ts';
 import { connectRedis } from '../../platform/redis.ts';
 import { ProfileService } from './account/service.ts';
@@ -82,7 +82,7 @@ export async function createAuthModule(ctx: ModuleContext): Promise<AuthModule> 
   const verifier = new AccessTokenVerifier(signingKey.publicKey, config.publicUrl, revocations);
 
   const redis: Redis | undefined = config.rateLimits && config.redisUrl ? connectRedis(config.redisUrl) : undefined;
-  const limiter: RateLimiter = !config.rateLimits ? unlimited : redis ? new RedisRateLimiter(redis) : new MemoryRateLimiter();
+  const limiter: RateLimiter = chooseRateLimiter(config, redis);
   const mail = new MailNotifier(
     createMailer({ smtpUrl: config.mail.smtpUrl, from: config.mail.from, outboxDir: path.join(config.dataDir, 'outbox'), log }),
     log,

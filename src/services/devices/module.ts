@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { ModuleContext, ServiceModule } from '../../platform/module.ts';
 import { registerHealthRoute } from '../../platform/http/health.ts';
-import { MemoryRateLimiter, RedisRateLimiter, unlimited } from '../../platform/rate-limit.ts';
+import { chooseRateLimiter } from '../../platform/rate-limit.ts';
 import type { RateLimiter } from '../../platform/rate-limit.ts';
 import { connectRedis } from '../../platform/redis.ts';
 import type { UserDirectory } from '../auth/users/directory.ts';
@@ -36,7 +36,7 @@ export async function createDevicesModule(ctx: ModuleContext, deps: DevicesDeps)
   if (!deps.users) log.warn('devices: no user directory in this process; device routes answer 502 until one is wired');
   const users = deps.users ?? unavailableUserDirectory;
   const redis = !deps.rateLimiter && config.rateLimits && config.redisUrl ? connectRedis(config.redisUrl) : undefined;
-  const rateLimiter = deps.rateLimiter ?? (!config.rateLimits ? unlimited : redis ? new RedisRateLimiter(redis) : new MemoryRateLimiter());
+  const rateLimiter = deps.rateLimiter ?? chooseRateLimiter(config, redis);
   const store = new DevicesStore(database.db as Kysely<DevicesTables>);
   // Every instance follows the changes through the bus; several instances on one database need REDIS_URL.
   const caches = new DeviceCaches(bus);

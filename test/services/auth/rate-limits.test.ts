@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { MemoryRateLimiter, RedisRateLimiter } from '../../../src/platform/rate-limit.ts';
 import { describeEachEngine } from '../../support/engines.ts';
-import { startTestServer } from '../../support/server.ts';
+import { TEST_EVENT_CHANNEL, startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
 import { assertError, createUser, login, PASSWORD, postJson, signIn, storedUser } from './support/auth.ts';
 
@@ -37,7 +37,7 @@ describe('rate limiter stores', () => {
   it('redis: the same, shared by every limiter on the server', { skip: REDIS_URL ? false : 'TEST_REDIS_URL not set' }, async () => {
     const connections = [new Redis(REDIS_URL as string), new Redis(REDIS_URL as string)];
     try {
-      const [one, two] = connections.map((connection) => new RedisRateLimiter(connection)) as [RedisRateLimiter, RedisRateLimiter];
+      const [one, two] = connections.map((connection) => new RedisRateLimiter(connection, `deployment-${run}`)) as [RedisRateLimiter, RedisRateLimiter];
       const rule = { name: `unit-${run}`, limit: 2, windowSeconds: 5 };
       assert.equal((await one.hit(rule, 'a')).allowed, true);
       assert.equal((await two.hit(rule, 'a')).allowed, true);
@@ -45,11 +45,26 @@ describe('rate limiter stores', () => {
       assert.equal(refused.allowed, false);
       assert.ok(refused.retryAfterMs > 0 && refused.retryAfterMs <= 5000);
       assert.equal((await two.hit(rule, 'b')).allowed, true);
-      const keys = await connections[0]!.keys(`trackstack:rate:unit-${run}:*`);
+      const keys = await connections[0]!.keys(`deployment-${run}:rate:unit-${run}:*`);
+      assert.equal(keys.length, 2, 'one counter per key, under the deployment namespace');
       assert.ok(keys.every((key) => !key.includes(':a') && !key.includes(':b')), 'keys are digests');
       assert.ok((await connections[0]!.pttl(keys[0] as string)) > 0, 'every counter expires');
     } finally {
       await Promise.all(connections.map((connection) => connection.quit()));
+    }
+  });
+
+  it('redis: deployments sharing a Redis count apart', { skip: REDIS_URL ? false : 'TEST_REDIS_URL not set' }, async () => {
+    const connection = new Redis(REDIS_URL as string);
+    try {
+      const production = new RedisRateLimiter(connection, `production-${run}`);
+      const staging = new RedisRateLimiter(connection, `staging-${run}`);
+      const rule = { name: 'login', limit: 1, windowSeconds: 5 };
+      assert.equal((await production.hit(rule, 'same-ip')).allowed, true);
+      assert.equal((await production.hit(rule, 'same-ip')).allowed, false);
+      assert.equal((await staging.hit(rule, 'same-ip')).allowed, true, 'the other deployment has a counter of its own');
+    } finally {
+      await connection.quit();
     }
   });
 });
@@ -174,5 +189,12 @@ describeEachEngine('auth rate limits shared through Redis', (engine) => {
     for (let i = 0; i < 10; i++) assertError(await login(i % 2 === 0 ? one : two, email, 'Wrong-Password-1'), 401, 'INVALID_CREDENTIALS');
     assertLimited(await login(one, email), 60);
     assertLimited(await login(two, email), 60);
+    const connection = new Redis(REDIS_URL as string);
+    try {
+      const counters = await connection.keys(`${TEST_EVENT_CHANNEL}:rate:*`);
+      assert.ok(counters.length > 0, 'the counters live under this deployment\'s EVENT_CHANNEL');
+    } finally {
+      await connection.quit();
+    }
   });
 });
