@@ -32,11 +32,13 @@ for (const engine of testEngines()) {
       const shared = { DATA_DIR: database.dataDir, DATABASE_URL: database.url, INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, PUBLIC_URL: 'http://localhost:8080', ...NO_DEVICE_LISTENERS };
       authBilling = await startProcess({ ...shared, SERVICES: 'auth,billing', ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password });
       running.push(authBilling);
-      devicesTracking = await startProcess({ ...shared, SERVICES: 'devices,tracking', AUTH_URL: authBilling.url });
+      // It and the gateway log every request, so a test can see which request id each worked under.
+      devicesTracking = await startProcess({ ...shared, SERVICES: 'devices,tracking', AUTH_URL: authBilling.url, LOG_LEVEL: 'info' });
       running.push(devicesTracking);
       gateway = await startProcess({
         ...shared,
         SERVICES: 'gateway',
+        LOG_LEVEL: 'info',
         AUTH_URL: authBilling.url,
         BILLING_URL: authBilling.url,
         DEVICES_URL: devicesTracking.url,
@@ -78,6 +80,20 @@ for (const engine of testEngines()) {
         if (status !== 401) await new Promise((resolve) => setTimeout(resolve, 100));
       }
       assert.equal(status, 401, 'the logged-out token is refused by the gateway');
+    });
+
+    it('one request id follows a request from the gateway to the service', async () => {
+      const generated = await request(`${gateway.url}/api/devices/health`);
+      await generated.body.dump();
+      const id = generated.headers['x-request-id'];
+      assert.equal(typeof id, 'string');
+      assert.ok(gateway.output().includes(`"reqId":"${id}"`), 'the gateway answered under its own id');
+      assert.ok(devicesTracking.output().includes(`"reqId":"${id}"`), 'the service worked under the same id');
+
+      const chosen = await request(`${gateway.url}/api/devices/health`, { headers: { 'x-request-id': 'trace-split-0001' } });
+      await chosen.body.dump();
+      assert.equal(chosen.headers['x-request-id'], 'trace-split-0001');
+      assert.ok(devicesTracking.output().includes('"reqId":"trace-split-0001"'));
     });
 
     it('refuses a forged X-User-Id sent straight to a service', async () => {

@@ -1,10 +1,18 @@
 import replyFrom from '@fastify/reply-from';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ServiceName } from '../config.ts';
+import { REQUEST_ID_HEADER } from '../platform/http/app.ts';
 import type { HttpApp } from '../platform/http/app.ts';
 import { AppError } from '../platform/http/errors.ts';
 import { LIVE_SOCKET_PATH } from './authenticate.ts';
 import { ownerOf, pathOf } from './routing.ts';
 import { acceptUpgrades, forwardUpgrade, pendingUpgrade } from './upgrade-proxy.ts';
+
+/** The service answers and logs under the gateway's request id, so one id follows a request through every process. */
+function forwardRequestId(request: FastifyRequest, _reply: FastifyReply, done: () => void): void {
+  request.headers[REQUEST_ID_HEADER] = request.id;
+  done();
+}
 
 /**
  * Split mode: a gateway-only process forwards every request, body untouched (webhook signatures
@@ -18,7 +26,7 @@ export async function installProxy(app: HttpApp, upstreams: Partial<Record<Servi
   // The live socket's upgrade needs its own forwarding; only a process that proxies tracking sees one.
   if (upstreams.tracking) acceptUpgrades(app);
 
-  app.all('/*', { schema: { hide: true } }, (request, reply) => {
+  app.all('/*', { schema: { hide: true }, onRequest: forwardRequestId }, (request, reply) => {
     const service = ownerOf(pathOf(request.url));
     const upstream = service ? upstreams[service] : undefined;
     if (!upstream) throw new AppError('NOT_FOUND', `Route ${request.method} ${pathOf(request.url)} not found`);

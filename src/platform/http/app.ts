@@ -31,6 +31,8 @@ export interface HttpAppOptions {
   logStream?: NodeJS.WritableStream;
 }
 
+/** Taken from the caller when it is well-formed (a gateway, a tracing proxy), else generated; echoed on every response. */
+export const REQUEST_ID_HEADER = 'x-request-id';
 const REQUEST_ID = /^[\w.:-]{1,64}$/;
 const SECRET_QUERY = /([?&](?:token|access_token|refresh_token|code|state)=)[^&]*/gi;
 
@@ -68,7 +70,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     forceCloseConnections: 'idle',
     requestIdHeader: false,
     genReqId: (request) => {
-      const incoming = request.headers['x-request-id'];
+      const incoming = request.headers[REQUEST_ID_HEADER];
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
@@ -77,7 +79,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   app.setValidatorCompiler(validatorCompiler());
 
   app.addHook('onRequest', (request, reply, done) => {
-    reply.header('x-request-id', request.id);
+    reply.header(REQUEST_ID_HEADER, request.id);
     done();
   });
 
