@@ -17,6 +17,7 @@ import type { ModuleContext, ServiceModule } from './platform/module.ts';
 import { connectRedis } from './platform/redis.ts';
 import { readOrCreateSecret } from './platform/secrets.ts';
 import { installAuthentication } from './gateway/authenticate.ts';
+import { allowWebAppOrigin } from './gateway/cross-origin.ts';
 import { installProxy } from './gateway/proxy.ts';
 import { connectRemoteVerifier } from './gateway/remote-verifier.ts';
 import { authMigrations, createAuthModule } from './services/auth/module.ts';
@@ -91,6 +92,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     await app.register(cookie);
     await registerApiDocs(app, config);
     if (config.gateway) {
+      await allowWebAppOrigin(app, config);
       if (auth) {
         installAuthentication(app, auth.api.verifier, internalToken);
       } else {

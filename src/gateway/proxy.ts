@@ -8,6 +8,8 @@ import { LIVE_SOCKET_PATH } from './authenticate.ts';
 import { ownerOf, pathOf } from './routing.ts';
 import { acceptUpgrades, forwardUpgrade, pendingUpgrade } from './upgrade-proxy.ts';
 
+const PROXIED_METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
+
 /** The service answers and logs under the gateway's request id, so one id follows a request through every process. */
 function forwardRequestId(request: FastifyRequest, _reply: FastifyReply, done: () => void): void {
   request.headers[REQUEST_ID_HEADER] = request.id;
@@ -26,23 +28,30 @@ export async function installProxy(app: HttpApp, upstreams: Partial<Record<Servi
   // The live socket's upgrade needs its own forwarding; only a process that proxies tracking sees one.
   if (upstreams.tracking) acceptUpgrades(app);
 
-  app.all('/*', { schema: { hide: true }, onRequest: forwardRequestId }, (request, reply) => {
-    const service = ownerOf(pathOf(request.url));
-    const upstream = service ? upstreams[service] : undefined;
-    if (!upstream) throw new AppError('NOT_FOUND', `Route ${request.method} ${pathOf(request.url)} not found`);
-    const upgrade = pendingUpgrade(request);
-    if (upgrade) {
-      if (pathOf(request.url) !== LIVE_SOCKET_PATH) throw new AppError('NOT_FOUND', `No WebSocket at ${pathOf(request.url)}`);
-      return forwardUpgrade(request, reply, upgrade, upstream).catch((error: unknown) => {
-        request.log.warn({ err: error, upstream: service }, 'upstream failed the upgrade');
-        throw new AppError('UPSTREAM_UNAVAILABLE');
+  // OPTIONS stays here: services answer none, and the web app's preflights are the gateway's (cross-origin.ts).
+  app.route({
+    method: PROXIED_METHODS,
+    url: '/*',
+    schema: { hide: true },
+    onRequest: forwardRequestId,
+    handler: (request, reply) => {
+      const service = ownerOf(pathOf(request.url));
+      const upstream = service ? upstreams[service] : undefined;
+      if (!upstream) throw new AppError('NOT_FOUND', `Route ${request.method} ${pathOf(request.url)} not found`);
+      const upgrade = pendingUpgrade(request);
+      if (upgrade) {
+        if (pathOf(request.url) !== LIVE_SOCKET_PATH) throw new AppError('NOT_FOUND', `No WebSocket at ${pathOf(request.url)}`);
+        return forwardUpgrade(request, reply, upgrade, upstream).catch((error: unknown) => {
+          request.log.warn({ err: error, upstream: service }, 'upstream failed the upgrade');
+          throw new AppError('UPSTREAM_UNAVAILABLE');
+        });
+      }
+      return reply.from(`${upstream}${request.url}`, {
+        onError: (failedReply, { error }) => {
+          request.log.warn({ err: error, upstream: service }, 'upstream failed');
+          failedReply.send(new AppError('UPSTREAM_UNAVAILABLE'));
+        },
       });
-    }
-    return reply.from(`${upstream}${request.url}`, {
-      onError: (failedReply, { error }) => {
-        request.log.warn({ err: error, upstream: service }, 'upstream failed');
-        failedReply.send(new AppError('UPSTREAM_UNAVAILABLE'));
-      },
-    });
+    },
   });
 }
