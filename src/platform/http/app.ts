@@ -34,6 +34,11 @@ export interface HttpAppOptions {
 /** Taken from the caller when it is well-formed (a gateway, a tracing proxy), else generated; echoed on every response. */
 export const REQUEST_ID_HEADER = 'x-request-id';
 const REQUEST_ID = /^[\w.:-]{1,64}$/;
+/**
+ * Answers carry tokens and personal data, so no cache keeps them unless a route says otherwise (the
+ * JWKS, the legal documents); and a browser reads a body only as its Content-Type says.
+ */
+const PRIVATE_ANSWER_HEADERS = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' } as const;
 const SECRET_QUERY = /([?&](?:token|access_token|refresh_token|code|state)=)[^&]*/gi;
 
 // ajv-formats ships CommonJS with a default export property.
@@ -80,6 +85,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
 
   app.addHook('onRequest', (request, reply, done) => {
     reply.header(REQUEST_ID_HEADER, request.id);
+    reply.headers(PRIVATE_ANSWER_HEADERS);
     done();
   });
 

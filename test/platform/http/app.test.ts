@@ -34,6 +34,10 @@ describe('HTTP platform: the error contract', () => {
     app.get('/broken', async () => {
       throw new Error('secret internal detail: password=hunter2');
     });
+    app.get('/public', async (_request, reply) => {
+      reply.header('cache-control', 'public, max-age=300');
+      return { public: true };
+    });
     app.get('/slow', async () => {
       await new Promise((resolve) => setTimeout(resolve, 50));
       return { done: true };
@@ -142,5 +146,17 @@ describe('HTTP platform: the error contract', () => {
     assert.equal(kept.headers['x-request-id'], 'edge-123');
     const replaced = await app.inject({ method: 'GET', url: '/slow', headers: { 'x-request-id': 'bad id with spaces' } });
     assert.notEqual(replaced.headers['x-request-id'], 'bad id with spaces');
+  });
+
+  it('keeps answers out of caches and from being sniffed, unless a route makes itself public', async () => {
+    for (const url of ['/slow', '/conflict', '/broken', '/nowhere']) {
+      const response = await app.inject({ method: 'GET', url });
+      assert.equal(response.headers['cache-control'], 'no-store', url);
+      assert.equal(response.headers['x-content-type-options'], 'nosniff', url);
+    }
+    const invalid = await post('{"name": 1}');
+    assert.equal(invalid.headers['cache-control'], 'no-store');
+    const published = await app.inject({ method: 'GET', url: '/public' });
+    assert.equal(published.headers['cache-control'], 'public, max-age=300');
   });
 });

@@ -30,6 +30,7 @@ describeEachEngine('auth sign-in, refresh, logout and validate', (engine) => {
     const id = await createUser(server, { email: 'Login.Ok@Example.com', name: 'Ada' });
     const response = await login(server, 'login.ok@example.COM');
     assert.equal(response.statusCode, 200, response.body);
+    assert.equal(response.headers['cache-control'], 'no-store', 'tokens are never cached (RFC 6749 §5.1)');
     const body = response.json();
     assert.deepEqual(Object.keys(body).sort(), ['accessToken', 'expiresIn', 'refreshToken', 'user']);
     assert.equal(body.expiresIn, ACCESS_TTL);

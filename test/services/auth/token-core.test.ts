@@ -17,6 +17,7 @@ describeEachEngine('token core', (engine) => {
   it('publishes the Ed25519 key as a JWKS', async () => {
     const response = await server.app.inject({ method: 'GET', url: '/api/auth/.well-known/jwks.json' });
     assert.equal(response.statusCode, 200);
+    assert.equal(response.headers['cache-control'], 'public, max-age=300', 'verifiers may cache the public key');
     const [key] = response.json().keys;
     assert.equal(key.kty, 'OKP');
     assert.equal(key.crv, 'Ed25519');
