@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { request } from 'undici';
 import { createSharedDatabase, testEngines } from './support/engines.ts';
 import type { SharedTestDatabase } from './support/engines.ts';
+import { eventually } from './support/eventually.ts';
 import { startProcess } from './support/processes.ts';
 import type { RunningProcess } from './support/processes.ts';
 import { NO_DEVICE_LISTENERS, TEST_INTERNAL_TOKEN } from './support/server.ts';
@@ -87,13 +88,14 @@ for (const engine of testEngines()) {
       await generated.body.dump();
       const id = generated.headers['x-request-id'];
       assert.equal(typeof id, 'string');
-      assert.ok(gateway.output().includes(`"reqId":"${id}"`), 'the gateway answered under its own id');
-      assert.ok(devicesTracking.output().includes(`"reqId":"${id}"`), 'the service worked under the same id');
+      // Each process logs the request after answering it; the lines reach this process through a pipe.
+      await eventually(() => gateway.output().includes(`"reqId":"${id}"`), 'the gateway answered under its own id');
+      await eventually(() => devicesTracking.output().includes(`"reqId":"${id}"`), 'the service worked under the same id');
 
       const chosen = await request(`${gateway.url}/api/devices/health`, { headers: { 'x-request-id': 'trace-split-0001' } });
       await chosen.body.dump();
       assert.equal(chosen.headers['x-request-id'], 'trace-split-0001');
-      assert.ok(devicesTracking.output().includes('"reqId":"trace-split-0001"'));
+      await eventually(() => devicesTracking.output().includes('"reqId":"trace-split-0001"'), 'the service worked under the chosen id');
     });
 
     it('refuses a forged X-User-Id sent straight to a service', async () => {

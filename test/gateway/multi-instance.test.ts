@@ -5,18 +5,10 @@ import { createServer } from '../../src/server.ts';
 import type { Server } from '../../src/server.ts';
 import { createSharedDatabase, testEngines } from '../support/engines.ts';
 import type { SharedTestDatabase } from '../support/engines.ts';
+import { eventually } from '../support/eventually.ts';
 import { scaledOutEnv } from '../support/server.ts';
 
 const redisUrl = process.env.TEST_REDIS_URL;
-
-/** Polls until `check` holds; pub/sub delivery to the other instance takes a moment, not a request. */
-async function eventually(check: () => Promise<boolean>, what: string): Promise<void> {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  assert.fail(what);
-}
 
 for (const engine of testEngines()) {
   describe(`two instances sharing revocations through Redis [${engine.name}]`, { skip: redisUrl ? false : 'needs TEST_REDIS_URL' }, () => {

@@ -5,6 +5,7 @@ import { createServer } from '../../../src/server.ts';
 import type { Server } from '../../../src/server.ts';
 import { createSharedDatabase, testEngines } from '../../support/engines.ts';
 import type { SharedTestDatabase } from '../../support/engines.ts';
+import { eventually } from '../../support/eventually.ts';
 import { scaledOutEnv } from '../../support/server.ts';
 import { uniqueId } from './helpers.ts';
 
@@ -14,15 +15,6 @@ interface Account {
   userId: number;
   email: string;
   headers: { authorization: string };
-}
-
-/** Polls until `check` holds: the other instance hears of a write through Redis pub/sub, a moment later. */
-async function eventually(check: () => Promise<boolean>, what: string): Promise<void> {
-  for (let attempt = 0; attempt < 200; attempt++) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  assert.fail(what);
 }
 
 /**

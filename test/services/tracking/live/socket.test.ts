@@ -6,12 +6,13 @@ import type { NewEvent, NewPosition } from '../../../../src/services/tracking/ap
 import type { LiveEvent, LivePosition } from '../../../../src/services/tracking/domain-events.ts';
 import { osmAndQuery } from '../../../../src/services/tracking/protocols/encoders.ts';
 import { describeEachEngine } from '../../../support/engines.ts';
+import { eventually } from '../../../support/eventually.ts';
 import { startTestServer } from '../../../support/server.ts';
 import type { TestServer } from '../../../support/server.ts';
 import { fixAt } from '../ingest/support.ts';
 import { T0, createDevice, get, position, share, signIn } from '../support/tracking.ts';
 import type { TestUser } from '../support/tracking.ts';
-import { LiveClient, bareUpgrade, bearer, eventually, refusal, socketUrl, tunedInstance } from './support.ts';
+import { LiveClient, bareUpgrade, bearer, refusal, socketUrl, tunedInstance } from './support.ts';
 import type { LiveMessage } from './support.ts';
 
 const idsOf = (items: { id: number }[] | undefined) => (items ?? []).map((item) => item.id);

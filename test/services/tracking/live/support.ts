@@ -192,11 +192,3 @@ export async function tunedInstance(server: TestServer, live: Partial<LiveOption
   return { url: await socketUrl(app), close: () => app.close() };
 }
 
-/** Waits until `check` holds; for effects that follow a bus event asynchronously (an access refresh). */
-export async function eventually(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (let attempt = 0; attempt < 200; attempt++) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  assert.fail(what);
-}
