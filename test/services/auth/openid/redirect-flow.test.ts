@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { after, before, it } from 'node:test';
 import { describeEachEngine } from '../../../support/engines.ts';
+import type { TestEngine } from '../../../support/engines.ts';
 import { startTestServer } from '../../../support/server.ts';
 import type { TestServer } from '../../../support/server.ts';
 import { assertError, cookie, createUser, signIn, totpAt } from '../support/auth.ts';
@@ -14,21 +15,25 @@ const WEB_URL = 'https://web.example.com';
 const CALLBACK = `${PUBLIC_URL}/api/auth/openid/callback`;
 const GOOGLE = { client_id: 'google-client', client_secret: 'google-secret', redirect_uris: [CALLBACK] };
 
+/** The local provider standing in for Google, and a server that signs in with it; `env` adds to its configuration. */
+async function startWithGoogle(engine: TestEngine, env: Record<string, string>): Promise<{ idp: LocalIdentityProvider; server: TestServer }> {
+  const idp = await LocalIdentityProvider.start({ client: GOOGLE });
+  const server = await startTestServer(engine, {
+    RATE_LIMITS: 'off',
+    PUBLIC_URL,
+    WEB_URL,
+    OIDC_GOOGLE_CLIENT_ID: GOOGLE.client_id,
+    OIDC_GOOGLE_CLIENT_SECRET: GOOGLE.client_secret,
+    OIDC_GOOGLE_ISSUER: idp.issuer,
+    ...env,
+  });
+  return { idp, server };
+}
+
 describeEachEngine('social login: the redirect flow against a local OpenID provider (as google)', (engine) => {
   let idp: LocalIdentityProvider;
   let server: TestServer;
-  before(async () => {
-    idp = await LocalIdentityProvider.start({ client: GOOGLE });
-    server = await startTestServer(engine, {
-      RATE_LIMITS: 'off',
-      PUBLIC_URL,
-      WEB_URL,
-      APP_SCHEME: 'fleetapp',
-      OIDC_GOOGLE_CLIENT_ID: GOOGLE.client_id,
-      OIDC_GOOGLE_CLIENT_SECRET: GOOGLE.client_secret,
-      OIDC_GOOGLE_ISSUER: idp.issuer,
-    });
-  });
+  before(async () => ({ idp, server } = await startWithGoogle(engine, { APP_SCHEME: 'fleetapp' })));
   after(async () => {
     await server.dispose();
     await idp.close();
@@ -295,22 +300,15 @@ describeEachEngine('social login: registration disabled, and an unreachable prov
   let idp: LocalIdentityProvider;
   let server: TestServer;
   before(async () => {
-    idp = await LocalIdentityProvider.start({ client: GOOGLE });
-    server = await startTestServer(engine, {
-      RATE_LIMITS: 'off',
-      PUBLIC_URL,
-      WEB_URL,
+    ({ idp, server } = await startWithGoogle(engine, {
       REGISTRATION_ENABLED: 'false',
-      OIDC_GOOGLE_CLIENT_ID: GOOGLE.client_id,
-      OIDC_GOOGLE_CLIENT_SECRET: GOOGLE.client_secret,
-      OIDC_GOOGLE_ISSUER: idp.issuer,
       // Nothing listens on port 9 (discard): discovery fails.
       OIDC_APPLE_ISSUER: 'http://127.0.0.1:9',
       OIDC_APPLE_CLIENT_ID: 'com.example.web',
       OIDC_APPLE_TEAM_ID: 'TEAM123456',
       OIDC_APPLE_KEY_ID: 'KEY1234567',
       OIDC_APPLE_PRIVATE_KEY: generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
-    });
+    }));
   });
   after(async () => {
     await server.dispose();

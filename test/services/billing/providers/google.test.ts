@@ -1,6 +1,5 @@
 import { after, before, beforeEach, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { generateKeyPairSync } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -9,7 +8,7 @@ import { createGoogleNotificationParser } from '../../../../src/services/billing
 import type { GoogleNotificationParser } from '../../../../src/services/billing/providers/google.ts';
 import { WebhookError } from '../../../../src/services/billing/providers/types.ts';
 import type { SubscriptionStatus } from '../../../../src/services/billing/providers/types.ts';
-import { createCertificate } from './support/x509.ts';
+import { rsaSigningKey } from '../support/providers.ts';
 
 const AUDIENCE = 'https://api.trackstack.test/billing/google/push';
 const SERVICE_ACCOUNT = 'play-rtdn-push@trackstack-test.iam.gserviceaccount.com';
@@ -18,24 +17,8 @@ const PURCHASE_TOKEN = 'opaque-purchase-token.AO-J1Ow';
 const EVENT_TIME_MS = 1_767_225_600_000;
 const MAX_AGE_SECONDS = 3600;
 
-function rsaSigningCertificate(name: string): { kid: string; privateKey: KeyObject; pem: string } {
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const now = Date.now();
-  const certificate = createCertificate({
-    subject: name,
-    subjectPublicKey: publicKey,
-    issuer: name,
-    issuerPrivateKey: privateKey,
-    serialNumber: 1,
-    notBefore: new Date(now - 86_400_000),
-    notAfter: new Date(now + 86_400_000),
-    isCertificateAuthority: false,
-  });
-  return { kid: `kid-${name}`, privateKey, pem: certificate.toString() };
-}
-
-const currentKey = rsaSigningCertificate('current');
-const rotatedKey = rsaSigningCertificate('rotated');
+const currentKey = rsaSigningKey('current');
+const rotatedKey = rsaSigningKey('rotated');
 
 /** The stand-in for https://www.googleapis.com/oauth2/v1/certs. */
 const certsEndpoint = {

@@ -40,7 +40,8 @@ export interface RsaSigningKey {
   pem: string;
 }
 
-function rsaSigningKey(name: string): RsaSigningKey {
+/** An RSA key with a self-signed certificate, as Google's certificate endpoint publishes them. */
+export function rsaSigningKey(name: string): RsaSigningKey {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const now = Date.now();
   const certificate = createCertificate({
