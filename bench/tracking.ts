@@ -7,6 +7,8 @@ import { EventBus } from '../src/platform/bus.ts';
 import { openDatabase } from '../src/platform/db/database.ts';
 import type { Database } from '../src/platform/db/database.ts';
 import type { ModuleContext } from '../src/platform/module.ts';
+import { Outbox } from '../src/platform/outbox/outbox.ts';
+import { FACT_CONSUMERS } from '../src/server.ts';
 import { createAuthModule } from '../src/services/auth/module.ts';
 import { createDevicesModule } from '../src/services/devices/module.ts';
 import type { NewPosition, TrackingApi } from '../src/services/tracking/api.ts';
@@ -125,7 +127,9 @@ export async function benchTracking(ctx: TrackingBenchContext): Promise<Figure[]
   const database = openDatabase(config.database);
   try {
     const log = pino({ level: 'silent' }) as unknown as FastifyBaseLogger;
-    const moduleContext: ModuleContext = { config, database, bus: new EventBus(log), log, internalToken: 'bench-tracking' };
+    const bus = new EventBus(log);
+    const outbox = new Outbox({ database, consumers: FACT_CONSUMERS, bus, log });
+    const moduleContext: ModuleContext = { config, database, bus, outbox, log, internalToken: 'bench-tracking' };
     const auth = await createAuthModule(moduleContext);
     const devices = await createDevicesModule(moduleContext, { users: auth.api.users });
     const tracking = await createTrackingModule(moduleContext, { devices: devices.api, users: auth.api.users });

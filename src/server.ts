@@ -5,12 +5,15 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { Redis } from 'ioredis';
 import type { Config, ServiceName } from './config.ts';
 import { EventBus } from './platform/bus.ts';
+import type { Topic } from './platform/bus.ts';
 import { randomToken } from './platform/crypto.ts';
 import { openDatabase } from './platform/db/database.ts';
 import type { Database } from './platform/db/database.ts';
 import { migrateModules } from './platform/db/migrations.ts';
 import type { ModuleMigrations } from './platform/db/migrations.ts';
 import { createHttpApp } from './platform/http/app.ts';
+import { Outbox } from './platform/outbox/outbox.ts';
+import type { FactConsumers } from './platform/outbox/outbox.ts';
 import type { HttpApp } from './platform/http/app.ts';
 import { installIdentity } from './platform/http/identity.ts';
 import type { ModuleContext, ServiceModule } from './platform/module.ts';
@@ -26,9 +29,9 @@ import type { UserDirectory } from './services/auth/users/directory.ts';
 import { RemoteUserDirectory } from './services/auth/users/remote-directory.ts';
 import { billingMigrations, createBillingModule } from './services/billing/module.ts';
 import type { BillingModule } from './services/billing/module.ts';
-import { createDevicesModule, devicesMigrations } from './services/devices/module.ts';
+import { createDevicesModule, devicesConsumes, devicesMigrations } from './services/devices/module.ts';
 import type { DevicesModule } from './services/devices/module.ts';
-import { createTrackingModule, trackingMigrations } from './services/tracking/module.ts';
+import { createTrackingModule, trackingConsumes, trackingMigrations } from './services/tracking/module.ts';
 import type { TrackingModule } from './services/tracking/module.ts';
 
 /** Migrations of every module, in dependency order (auth at the bottom). */
@@ -39,11 +42,22 @@ export const MODULE_MIGRATIONS: Record<ServiceName, ModuleMigrations> = {
   billing: billingMigrations,
 };
 
+/** Which modules act on each fact, known to every process whatever it runs: a fact is recorded once per consumer. */
+export const FACT_CONSUMERS: FactConsumers = factConsumers({ devices: devicesConsumes, tracking: trackingConsumes });
+
+function factConsumers(declarations: Record<string, readonly Topic[]>): FactConsumers {
+  const consumers: Partial<Record<Topic, string[]>> = {};
+  for (const [module, topics] of Object.entries(declarations)) for (const topic of topics) (consumers[topic] ??= []).push(module);
+  return consumers;
+}
+
 export interface Server {
   app: HttpApp;
   config: Config;
   database: Database | undefined;
   bus: EventBus;
+  /** Facts between modules; undefined in a gateway-only process. */
+  outbox: Outbox | undefined;
   /** The modules this process runs, for in-process callers such as the CLI, tests and benchmarks. */
   auth: AuthModule | undefined;
   devices: DevicesModule | undefined;
@@ -70,6 +84,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
 
   const ownsDatabase = !options.database && config.services.length > 0;
   const database = config.services.length > 0 ? (options.database ?? openDatabase(config.database)) : undefined;
+  const outbox = database && new Outbox({ database, consumers: FACT_CONSUMERS, bus, log: app.log });
   const cleanups: (() => Promise<void> | void)[] = [];
   const modules: ServiceModule[] = [];
   const started: ServiceModule[] = [];
@@ -79,9 +94,9 @@ export async function createServer(config: Config, options: ServerOptions = {}):
   let billing: BillingModule | undefined;
 
   try {
-    if (database) {
+    if (database && outbox) {
       await migrateModules(database, config.services.map((name) => MODULE_MIGRATIONS[name]));
-      const ctx: ModuleContext = { config, database, bus, log: app.log, internalToken };
+      const ctx: ModuleContext = { config, database, bus, outbox, log: app.log, internalToken };
       if (config.services.includes('auth')) modules.push((auth = await createAuthModule(ctx)));
       const users = auth?.api.users ?? remoteUsers(config, internalToken, bus, cleanups);
       if (config.services.includes('devices')) modules.push((devices = await createDevicesModule(ctx, { users })));
@@ -117,7 +132,9 @@ export async function createServer(config: Config, options: ServerOptions = {}):
       await module.start?.();
       started.push(module);
     }
+    outbox?.start();
   } catch (error) {
+    await outbox?.stop();
     for (const module of started.reverse()) await module.stop?.().catch(() => {});
     for (const cleanup of cleanups) await cleanup();
     await Promise.allSettled([app.close(), ...redis.map((connection) => connection.quit())]);
@@ -130,12 +147,14 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     config,
     database,
     bus,
+    outbox,
     auth,
     devices,
     tracking,
     billing,
     async close() {
       await app.close();
+      await outbox?.stop();
       for (const module of [...modules].reverse()) await module.stop?.();
       for (const cleanup of cleanups) await cleanup();
       await Promise.allSettled(redis.map((connection) => connection.quit()));

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { request } from 'undici';
+import { loadConfig } from '../src/config.ts';
+import { runUserCommand } from '../src/services/auth/cli.ts';
 import { createSharedDatabase, testEngines } from './support/engines.ts';
 import type { SharedTestDatabase } from './support/engines.ts';
 import { eventually } from './support/eventually.ts';
@@ -96,6 +98,25 @@ for (const engine of testEngines()) {
       await chosen.body.dump();
       assert.equal(chosen.headers['x-request-id'], 'trace-split-0001');
       await eventually(() => devicesTracking.output().includes('"reqId":"trace-split-0001"'), 'the service worked under the chosen id');
+    });
+
+    it("an account deleted in the auth process loses its devices in the devices process, without Redis", async () => {
+      const leaving = { email: 'split-leaving@example.com', password: 'Split-Leaving-Password-1' };
+      const made = await runUserCommand(loadConfig({ DATA_DIR: database!.dataDir, DATABASE_URL: database!.url }), ['create', '--email', leaving.email, '--password', leaving.password]);
+      assert.equal(made.exitCode, 0, made.output);
+      const login = await call(`${gateway.url}/api/auth/login`, { method: 'POST', body: leaving });
+      const headers = { authorization: `Bearer ${login.body.accessToken}` };
+      const device = await call(`${gateway.url}/api/devices/`, { method: 'POST', headers, body: { name: 'Leaving', uniqueId: 'split-leaving-1' } });
+      assert.equal(device.status, 201, JSON.stringify(device.body));
+
+      assert.equal((await call(`${gateway.url}/api/auth/account`, { method: 'DELETE', headers })).status, 204);
+      const admin = await call(`${gateway.url}/api/auth/login`, { method: 'POST', body: ADMIN });
+      const adminHeaders = { authorization: `Bearer ${admin.body.accessToken}` };
+      await eventually(
+        async () => (await call(`${gateway.url}/api/devices/${device.body.id}`, { headers: adminHeaders })).status === 404,
+        'the devices process removed the device from the recorded fact',
+        5000,
+      );
     });
 
     it('refuses a forged X-User-Id sent straight to a service', async () => {

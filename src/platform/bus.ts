@@ -15,7 +15,9 @@ type Handler<T extends Topic> = (payload: DomainEvents[T]) => Promise<void> | vo
 
 /**
  * Publishing awaits this process's handlers, then forwards the event to other processes through
- * Redis when configured, where the same handlers run. Handlers are therefore idempotent.
+ * Redis when configured, where the same handlers run. Handlers are therefore idempotent. Events on
+ * the bus are hints (cache invalidation, live updates, revocations): at most once, so a failing
+ * handler is logged and the others still run. Facts that must not be lost go through the outbox.
  */
 export class EventBus {
   private readonly handlers = new Map<string, Handler<Topic>[]>();
@@ -53,9 +55,7 @@ export class EventBus {
         return;
       }
       if (event.origin === this.origin) return;
-      this.dispatch(event.topic, event.payload).catch((error: unknown) => {
-        this.log.error({ err: error, topic: event.topic }, 'remote event handler failed');
-      });
+      void this.dispatch(event.topic, event.payload);
     });
     await subscriber.subscribe(channel);
     this.publisher = publisher;
@@ -63,6 +63,12 @@ export class EventBus {
   }
 
   private async dispatch<T extends Topic>(topic: T, payload: DomainEvents[T]): Promise<void> {
-    for (const handler of this.handlers.get(topic) ?? []) await handler(payload);
+    for (const handler of this.handlers.get(topic) ?? []) {
+      try {
+        await handler(payload);
+      } catch (error) {
+        this.log.error({ err: error, topic }, 'event handler failed');
+      }
+    }
   }
 }

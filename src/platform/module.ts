@@ -3,12 +3,15 @@ import type { Config, ServiceName } from '../config.ts';
 import type { EventBus } from './bus.ts';
 import type { Database } from './db/database.ts';
 import type { HttpApp } from './http/app.ts';
+import type { Outbox } from './outbox/outbox.ts';
 
 /** What every service module receives from main. */
 export interface ModuleContext {
   config: Config;
   database: Database;
   bus: EventBus;
+  /** Facts other modules must act on, recorded in the transaction of the change (DESIGN §1). */
+  outbox: Outbox;
   log: FastifyBaseLogger;
   internalToken: string;
 }

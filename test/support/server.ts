@@ -2,7 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadConfig } from '../../src/config.ts';
-import { createServer } from '../../src/server.ts';
+import { EventBus } from '../../src/platform/bus.ts';
+import type { ModuleContext } from '../../src/platform/module.ts';
+import { Outbox } from '../../src/platform/outbox/outbox.ts';
+import { FACT_CONSUMERS, createServer } from '../../src/server.ts';
 import type { Server } from '../../src/server.ts';
 import type { SharedTestDatabase, TestEngine } from './engines.ts';
 
@@ -79,4 +82,16 @@ export async function startTestServer(engine: TestEngine, env: Record<string, st
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The context of another instance of some modules on the test server's database, as a second
+ * process would have. It shares `bus` (the server's by default) and consumes no facts: the
+ * server's own modules do.
+ */
+export function instanceContext(server: TestServer, bus: EventBus = server.bus): ModuleContext {
+  const database = server.database;
+  if (!database) throw new Error('the test server runs no module');
+  const outbox = new Outbox({ database, consumers: FACT_CONSUMERS, bus: new EventBus(server.app.log), log: server.app.log });
+  return { config: server.config, database, bus, outbox, log: server.app.log, internalToken: TEST_INTERNAL_TOKEN };
 }

@@ -1,6 +1,7 @@
 import { Migrator } from 'kysely/migration';
 import type { CreateTableBuilder, Kysely } from 'kysely';
 import type { Migration } from 'kysely/migration';
+import { platformMigrations } from '../outbox/migrations.ts';
 import type { Database, Engine } from './database.ts';
 
 export type { Migration };
@@ -11,9 +12,10 @@ export interface ModuleMigrations {
   migrations: Record<string, Migration>;
 }
 
+/** Applies the platform's migrations, then those of `modules` in order. */
 export async function migrateModules(database: Database, modules: ModuleMigrations[]): Promise<string[]> {
   const applied: string[] = [];
-  for (const { module, migrations } of modules) {
+  for (const { module, migrations } of [platformMigrations, ...modules]) {
     const migrator = new Migrator({
       db: database.db,
       provider: { getMigrations: async () => migrations },

@@ -6,6 +6,7 @@ import { EventBus } from '../../platform/bus.ts';
 import { randomToken } from '../../platform/crypto.ts';
 import { openDatabase } from '../../platform/db/database.ts';
 import { migrateModules } from '../../platform/db/migrations.ts';
+import { Outbox } from '../../platform/outbox/outbox.ts';
 import { authMigrations } from './migrations/index.ts';
 import { SessionRepository } from './sessions/repository.ts';
 import { SessionService } from './sessions/service.ts';
@@ -48,8 +49,11 @@ export async function runUserCommand(config: Config, args: string[]): Promise<Co
     const db = database.db as Kysely<AuthTables>;
     const users = new UserRepository(db);
     if (await users.findByEmail(email)) return { exitCode: 1, output: `An account with the address ${email.toLowerCase()} already exists.` };
-    const bus = new EventBus(pino({ level: 'silent' }));
-    const accounts = new AccountService(users, new SessionService(new SessionRepository(db), bus, config.ttl), bus);
+    const log = pino({ level: 'silent' });
+    const bus = new EventBus(log);
+    // Creating an account records no fact, so this outbox names no consumers.
+    const outbox = new Outbox({ database, consumers: {}, bus, log });
+    const accounts = new AccountService(users, new SessionService(new SessionRepository(db), bus, config.ttl), bus, outbox);
     const user = await accounts.create({ email, password, name: name ?? null, administrator: admin, emailVerified: true });
     const lines = [`Created ${admin ? 'administrator' : 'user'} ${user.email} (id ${user.id}).`];
     if (parsed.values.password === undefined) lines.push(`Password: ${password}`, 'It is shown only now; change it after the first sign-in.');

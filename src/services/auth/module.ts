@@ -69,7 +69,7 @@ export async function createAuthModule(ctx: ModuleContext): Promise<AuthModule> 
   const sessions = new SessionService(new SessionRepository(db), bus, config.ttl);
   const userRepository = new UserRepository(db);
   const users = new LocalUserDirectory(userRepository, bus);
-  const accounts = new AccountService(userRepository, sessions, bus);
+  const accounts = new AccountService(userRepository, sessions, bus, ctx.outbox);
   if (config.admin) {
     const problem = passwordProblem(config.admin.password);
     if (problem) throw new ConfigError('ADMIN_PASSWORD', problem);

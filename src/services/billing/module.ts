@@ -50,7 +50,7 @@ export async function createBillingModule(ctx: ModuleContext, deps: BillingDepen
   }
   const verifiers = createWebhookVerifiers(ctx.config, log);
   const repository = new BillingRepository(ctx.database.db as Kysely<BillingTables>, ctx.database.engine);
-  const service = new BillingService({ repository, users: deps.users, bus: ctx.bus, log });
+  const service = new BillingService({ repository, users: deps.users, bus: ctx.bus, facts: ctx.outbox, log });
   const entitlement = new CachedEntitlement({ load: (userId) => service.entitlementRecords(userId), ...ENTITLEMENT_CACHE });
   ctx.bus.on('billing.subscription.changed', ({ userId }) => entitlement.invalidate(userId));
   let pruneTimer: NodeJS.Timeout | undefined;

@@ -1,5 +1,6 @@
 import type { Insertable, Kysely, Selectable, Transaction, Updateable } from 'kysely';
 import type { Engine } from '../../platform/db/database.ts';
+import type { FactRecorder } from '../../platform/outbox/outbox.ts';
 import type { BillingProvider } from './providers/index.ts';
 import type { BillingTables, BillingWebhookEventsTable, SubscriptionsTable } from './tables.ts';
 
@@ -39,6 +40,11 @@ export class BillingRepository {
 
   transaction<T>(work: (repository: BillingRepository) => Promise<T>): Promise<T> {
     return this.db.transaction().execute((trx: Transaction<BillingTables>) => work(new BillingRepository(trx, this.engine)));
+  }
+
+  /** Inside a transaction: the user's subscriptions changed, for the modules that follow them. */
+  recordSubscriptionChange(facts: FactRecorder, userId: number): Promise<void> {
+    return facts.record(this.db, 'billing.subscription.changed', { userId });
   }
 
   // Subscriptions

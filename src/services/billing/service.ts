@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { EventBus } from '../../platform/bus.ts';
+import type { FactRecorder } from '../../platform/outbox/outbox.ts';
 import { AppError } from '../../platform/http/errors.ts';
 import type { UserDirectory } from '../auth/users/directory.ts';
 import { isEntitled } from './entitlement.ts';
@@ -43,6 +44,8 @@ export interface BillingServiceOptions {
   /** Undefined when billing runs without a user directory (split mode without AUTH_URL). */
   users: UserDirectory | undefined;
   bus: EventBus;
+  /** Subscription changes are facts for the modules that follow them (plans). */
+  facts: FactRecorder;
   log: FastifyBaseLogger;
 }
 
@@ -75,12 +78,14 @@ export class BillingService {
   private readonly repository: BillingRepository;
   private readonly users: UserDirectory | undefined;
   private readonly bus: EventBus;
+  private readonly facts: FactRecorder;
   private readonly log: FastifyBaseLogger;
 
   constructor(options: BillingServiceOptions) {
     this.repository = options.repository;
     this.users = options.users;
     this.bus = options.bus;
+    this.facts = options.facts;
     this.log = options.log;
   }
 
@@ -135,6 +140,7 @@ export class BillingService {
       if (applied.kind === 'skipped') {
         return { result: { status: 'skipped' as const, reason: applied.reason, subscriptionId: applied.subscriptionId }, changedUserId: undefined };
       }
+      await tx.recordSubscriptionChange(this.facts, applied.row.user_id);
       return {
         result: { status: 'processed' as const, subscriptionId: applied.row.id, subscriptionStatus: applied.row.status },
         changedUserId: applied.row.user_id,
@@ -171,6 +177,7 @@ export class BillingService {
         await tx.recordEventOutcome('google', event.idempotency_key, outcomeOf(applied));
       }
       const subscription = await tx.findByProviderSubscription('google', purchaseToken);
+      if (changed) await tx.recordSubscriptionChange(this.facts, userId);
       return { registration: { created: true, productId, subscription }, changed };
     });
     if (changed) await this.announceChange(userId);

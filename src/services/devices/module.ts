@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { Topic } from '../../platform/bus.ts';
 import type { ModuleContext, ServiceModule } from '../../platform/module.ts';
 import { registerHealthRoute } from '../../platform/http/health.ts';
 import { chooseRateLimiter } from '../../platform/rate-limit.ts';
@@ -18,6 +19,9 @@ import { DevicesStore } from './store.ts';
 import type { DevicesTables } from './tables.ts';
 
 export { devicesMigrations } from './migrations/index.ts';
+
+/** The facts this module acts on (DESIGN §1). */
+export const devicesConsumes = ['auth.user.deleted'] as const satisfies readonly Topic[];
 
 export interface DevicesDeps {
   /** The auth module's directory; undefined when auth runs in another process and no remote directory is given. */
@@ -40,12 +44,12 @@ export async function createDevicesModule(ctx: ModuleContext, deps: DevicesDeps)
   const store = new DevicesStore(database.db as Kysely<DevicesTables>);
   // Every instance follows the changes through the bus; several instances on one database need REDIS_URL.
   const caches = new DeviceCaches(bus);
-  const devices = new DeviceService(store, users, bus, caches);
+  const devices = new DeviceService(store, users, bus, caches, ctx.outbox);
   const sharing = new SharingService(store, users, bus);
   const claimTokens = new ClaimTokenService(store, bus);
   const access = new DeviceAccessResolver(store.devices, users, caches.grants);
 
-  bus.on('auth.user.deleted', ({ userId }) => devices.removeUserData(userId));
+  ctx.outbox.consume('devices', 'auth.user.deleted', ({ userId }) => devices.removeUserData(userId));
 
   return {
     name: 'devices',

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
+import type { FactRecorder } from '../../platform/outbox/outbox.ts';
 import type { DeviceSharesTable, DevicesTable, DevicesTables } from './tables.ts';
 
 export type DeviceRow = Selectable<DevicesTable>;
@@ -158,9 +159,12 @@ export class DeviceRepository {
     return updated.sort((a, b) => a - b);
   }
 
-  async delete(id: number): Promise<boolean> {
+  /** Deletes the device and records the fact for the modules holding its data; call it inside a transaction. */
+  async delete(id: number, facts: FactRecorder): Promise<boolean> {
     const result = await this.db.deleteFrom('devices').where('id', '=', id).executeTakeFirst();
-    return result.numDeletedRows > 0n;
+    if (result.numDeletedRows === 0n) return false;
+    await facts.record(this.db, 'devices.device.deleted', { deviceId: id });
+    return true;
   }
 
   async idsOwnedBy(ownerId: number): Promise<number[]> {

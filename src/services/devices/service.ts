@@ -1,5 +1,6 @@
 import type { Insertable, Updateable } from 'kysely';
 import type { EventBus } from '../../platform/bus.ts';
+import type { FactRecorder } from '../../platform/outbox/outbox.ts';
 import { AppError } from '../../platform/http/errors.ts';
 import type { UserAccess, UserDirectory } from '../auth/users/directory.ts';
 import { ALL_PERMISSIONS } from './access.ts';
@@ -63,12 +64,14 @@ export class DeviceService {
   private readonly users: UserDirectory;
   private readonly bus: EventBus;
   private readonly caches: DeviceCaches;
+  private readonly facts: FactRecorder;
 
-  constructor(store: DevicesStore, users: UserDirectory, bus: EventBus, caches: DeviceCaches) {
+  constructor(store: DevicesStore, users: UserDirectory, bus: EventBus, caches: DeviceCaches, facts: FactRecorder) {
     this.store = store;
     this.users = users;
     this.bus = bus;
     this.caches = caches;
+    this.facts = facts;
   }
 
   /** Owned and shared devices of the caller, or (administrators only) of `userId`, as that user sees them. */
@@ -282,7 +285,7 @@ export class DeviceService {
     const deleted = await this.store.transaction(async (repositories) => {
       await repositories.tokens.releaseOfDevice(deviceId, now);
       await repositories.devices.deleteSharesOfDevice(deviceId);
-      return repositories.devices.delete(deviceId);
+      return repositories.devices.delete(deviceId, this.facts);
     });
     const event: DeviceDeleted = { deviceId };
     if (deleted) await this.bus.publish('devices.device.deleted', event);

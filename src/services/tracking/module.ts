@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { Topic } from '../../platform/bus.ts';
 import type { ModuleContext, ServiceModule } from '../../platform/module.ts';
 import { registerHealthRoute } from '../../platform/http/health.ts';
 import type { UserDirectory } from '../auth/users/directory.ts';
@@ -23,6 +24,9 @@ import { TrackingStore } from './store.ts';
 import type { TrackingTables } from './tables.ts';
 
 export { trackingMigrations } from './migrations/index.ts';
+
+/** The facts this module acts on (DESIGN §1). */
+export const trackingConsumes = ['auth.user.deleted', 'devices.device.deleted'] as const satisfies readonly Topic[];
 
 export interface TrackingDeps {
   /** The devices module's interface ("who may see what"); undefined when devices runs in another process and no remote one is given. */
@@ -77,13 +81,20 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
   });
   const listeners = new DeviceListeners({ sink: pipeline, host: config.host, idleTimeoutMs: config.statusTimeout * 1000, log, logLevel: config.logLevel });
 
-  // Ingestion lets go of a deleted device (and finishes writing it) before its data is removed.
+  // Every instance's ingestion lets go of a deleted device at the hint; one instance removes its data from the fact,
+  // after letting go locally too (and finishing the device's writes).
   bus.on('devices.device.deleted', ({ deviceId }) => pipeline.forgetDevice(deviceId));
-  bus.on('devices.device.deleted', ({ deviceId }) => positions.removeDevice(deviceId));
-  bus.on('auth.user.deleted', ({ userId }) => geofenceLimits.forget(userId));
+  ctx.outbox.consume('tracking', 'devices.device.deleted', async ({ deviceId }) => {
+    await pipeline.forgetDevice(deviceId);
+    await positions.removeDevice(deviceId);
+  });
+  bus.on('auth.user.deleted', ({ userId }) => {
+    geofenceLimits.forget(userId);
+    geofences.forgetOwner(userId);
+  });
   // Speed limits of geofences changed here or in another process: read again on next use.
   bus.on('tracking.geofences.changed', ({ ownerId }) => geofenceLimits.forget(ownerId));
-  bus.on('auth.user.deleted', ({ userId }) => geofences.removeUser(userId));
+  ctx.outbox.consume('tracking', 'auth.user.deleted', ({ userId }) => geofences.removeUser(userId));
   bus.on('tracking.geofences.changed', (event) => geofences.onChanged(event));
 
   return {

@@ -5,7 +5,7 @@ import { sql } from 'kysely';
 import { createBillingModule } from '../../../src/services/billing/module.ts';
 import type { BillingModule } from '../../../src/services/billing/module.ts';
 import { describeEachEngine } from '../../support/engines.ts';
-import { TEST_INTERNAL_TOKEN } from '../../support/server.ts';
+import { instanceContext } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
 import { postStripe, stripeEvent, stripeSubscription } from './support/providers.ts';
 import type { BillingTestProviders } from './support/providers.ts';
@@ -161,7 +161,7 @@ describeEachEngine('billing: exactly-once processing', (engine) => {
     const recent = `evt_recent_${randomUUID()}`;
     await db.insertInto('billing_webhook_events').values([row(ancient, Date.now() - 91 * 86_400_000), row(recent, Date.now() - 89 * 86_400_000)]).execute();
     const module = await createBillingModule(
-      { config: server.config, database: server.database!, bus: server.bus, log: server.app.log, internalToken: TEST_INTERNAL_TOKEN },
+      instanceContext(server),
       { users: server.auth?.api.users },
     );
     await module.start?.();
@@ -175,7 +175,7 @@ describeEachEngine('billing: exactly-once processing', (engine) => {
     const id = newSubscriptionId();
     // A second instance of the module on the same database and bus, as another process would be with Redis.
     const other: BillingModule = await createBillingModule(
-      { config: server.config, database: server.database!, bus: server.bus, log: server.app.log, internalToken: TEST_INTERNAL_TOKEN },
+      instanceContext(server),
       { users: server.auth?.api.users },
     );
     const entitlement = other.api.entitlement;

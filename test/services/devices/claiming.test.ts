@@ -330,6 +330,7 @@ describeEachEngine('claiming devices', (engine) => {
       });
 
       await server.auth!.api.accounts.delete(leaving.userId);
+      await server.outbox!.drainNow();
 
       assert.deepEqual(deleted.sort(), [claimed.id, own.id].sort());
       for (const id of [claimed.id, own.id]) assert.equal((await admin.get(`/api/devices/${id}`)).status, 404);
@@ -341,8 +342,10 @@ describeEachEngine('claiming devices', (engine) => {
       assert.equal(released.body.status, 'unclaimed');
       assert.equal(released.body.claimedBy, null);
       assert.equal((await buyer.post('/api/devices/claim', { token: token.token })).status, 200);
-      await server.bus.publish('auth.user.deleted', { userId: leaving.userId });
+      await server.outbox!.record(server.database!.db, 'auth.user.deleted', { userId: leaving.userId });
+      await server.outbox!.drainNow();
       assert.equal((await buyer.get(`/api/devices/${friends.id}`)).status, 200, 'the handler is idempotent');
+      assert.equal((await admin.get(`/api/devices/claim-tokens/${token.token}`)).body.claimedBy, buyer.userId, 'and leaves the new claim alone');
     });
   });
 });

@@ -5,7 +5,7 @@ import type { DeviceAccessApi } from '../../../src/services/devices/access.ts';
 import type { DevicesUpdated } from '../../../src/services/devices/events.ts';
 import { createDevicesModule } from '../../../src/services/devices/module.ts';
 import { describeEachEngine } from '../../support/engines.ts';
-import { startTestServer, TEST_INTERNAL_TOKEN } from '../../support/server.ts';
+import { instanceContext, startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
 import { signIn } from './helpers.ts';
 import type { Client } from './helpers.ts';
@@ -27,7 +27,7 @@ describeEachEngine('device statuses in batches (updateStatuses)', (engine) => {
       await server.bus.publish('devices.device.updated', event);
     });
     const module = await createDevicesModule(
-      { config: server.config, database: server.database!, bus, log: server.app.log, internalToken: TEST_INTERNAL_TOKEN },
+      instanceContext(server, bus),
       { users: server.auth!.api.users },
     );
     api = module.api;

@@ -242,6 +242,7 @@ describeEachEngine('tracking geofences', (engine) => {
       const fence = await created(leaving, { name: 'Gone soon', area: 'CIRCLE (52.52 13.405, 500)' });
       assert.deepEqual(await api.geofencesContaining(leaving.userId, BERLIN), [fence.id]);
       await server.auth!.api.accounts.delete(leaving.userId);
+      await server.outbox!.drainNow();
       assertError(await get(server, `/api/geofences/${fence.id}`, admin), 404, 'NOT_FOUND');
       assert.deepEqual(await api.geofencesContaining(leaving.userId, BERLIN), []);
       const left = await server.database!.db.selectFrom('geofences').select('id').where('owner_id', '=', leaving.userId).execute();

@@ -1,3 +1,4 @@
+import type { FactRecorder } from '../../../platform/outbox/outbox.ts';
 import { sql } from 'kysely';
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
 import type { AuthTables, UsersTable } from '../tables.ts';
@@ -55,7 +56,8 @@ export class UserRepository {
    * Removes the account and its credentials in one transaction. Password-reset tokens stay until
    * they expire, so a reset link of a deleted account answers "user not found" rather than "invalid".
    */
-  async deleteWithCredentials(id: number): Promise<boolean> {
+  /** Removes the account and records the fact for the modules that hold the user's data, in one transaction. */
+  async deleteWithCredentials(id: number, facts: FactRecorder): Promise<boolean> {
     return this.db.transaction().execute(async (trx) => {
       await trx.deleteFrom('backup_codes').where('user_id', '=', id).execute();
       await trx.deleteFrom('two_factor').where('user_id', '=', id).execute();
@@ -63,7 +65,9 @@ export class UserRepository {
       await trx.deleteFrom('openid_identities').where('user_id', '=', id).execute();
       await trx.deleteFrom('one_time_tokens').where('user_id', '=', id).where('purpose', '!=', 'password_reset').execute();
       const result = await trx.deleteFrom('users').where('id', '=', id).executeTakeFirst();
-      return result.numDeletedRows > 0n;
+      if (result.numDeletedRows === 0n) return false;
+      await facts.record(trx, 'auth.user.deleted', { userId: id });
+      return true;
     });
   }
 }

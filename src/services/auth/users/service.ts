@@ -1,4 +1,5 @@
 import type { EventBus } from '../../../platform/bus.ts';
+import type { FactRecorder } from '../../../platform/outbox/outbox.ts';
 import type { SessionService } from '../sessions/service.ts';
 import { hashPassword } from './passwords.ts';
 import { isUniqueViolation } from './repository.ts';
@@ -19,11 +20,13 @@ export class AccountService {
   private readonly users: UserRepository;
   private readonly sessions: SessionService;
   private readonly bus: EventBus;
+  private readonly facts: FactRecorder;
 
-  constructor(users: UserRepository, sessions: SessionService, bus: EventBus) {
+  constructor(users: UserRepository, sessions: SessionService, bus: EventBus, facts: FactRecorder) {
     this.users = users;
     this.sessions = sessions;
     this.bus = bus;
+    this.facts = facts;
   }
 
   async create(account: NewAccount): Promise<UserRow> {
@@ -76,10 +79,12 @@ export class AccountService {
     return updated ?? existing;
   }
 
-  /** Revokes every session, removes the account and its credentials, then lets the other modules remove what the user owned. */
+  /**
+   * Revokes every session and removes the account with its credentials. The other modules remove
+   * what the user owned from the durable fact; the hint after it clears caches at once.
+   */
   async delete(userId: number): Promise<void> {
     await this.sessions.revokeAllOfUser(userId);
-    await this.users.deleteWithCredentials(userId);
-    await this.bus.publish('auth.user.deleted', { userId });
+    if (await this.users.deleteWithCredentials(userId, this.facts)) await this.bus.publish('auth.user.deleted', { userId });
   }
 }

@@ -171,9 +171,14 @@ export class GeofenceService {
     return this.indexes.containing(ownerId, point);
   }
 
-  /** The account is gone, and its geofences with it (idempotent; runs in every process). */
+  /** The account is gone, and its geofences with it (idempotent: a fact may be handled again after a crash). */
   async removeUser(userId: number): Promise<void> {
     await this.store.geofences.deleteOfOwner(userId);
+    this.forgetOwner(userId);
+  }
+
+  /** Drops this process's index of an owner's geofences (the owner is gone, or another instance changed them). */
+  forgetOwner(userId: number): void {
     this.indexes.forget(userId);
   }
 

@@ -3,13 +3,12 @@ import { after, before, it } from 'node:test';
 import type { Kysely } from 'kysely';
 import { request } from 'undici';
 import { EventBus } from '../../../../src/platform/bus.ts';
-import type { ModuleContext } from '../../../../src/platform/module.ts';
 import { createDevicesModule } from '../../../../src/services/devices/module.ts';
 import { createTrackingModule } from '../../../../src/services/tracking/module.ts';
 import { osmAndQuery, teltonikaAvlPacket, teltonikaHandshake } from '../../../../src/services/tracking/protocols/encoders.ts';
 import type { TrackingTables } from '../../../../src/services/tracking/tables.ts';
 import { describeEachEngine } from '../../../support/engines.ts';
-import { TEST_INTERNAL_TOKEN, startTestServer } from '../../../support/server.ts';
+import { instanceContext, startTestServer } from '../../../support/server.ts';
 import type { TestLogin, TestServer } from '../../../support/server.ts';
 import { DeviceConnection, T0, eventsOf, fixAt, registerDevice } from './support.ts';
 
@@ -64,7 +63,7 @@ describeEachEngine('ingestion across deletion and restart', (engine) => {
     await server.tracking!.ingestion.pipeline.settled();
 
     // The next run of the process: a tracking module of its own on the same database.
-    const ctx: ModuleContext = { config: server.config, database: server.database!, bus: new EventBus(server.app.log), log: server.app.log, internalToken: TEST_INTERNAL_TOKEN };
+    const ctx = instanceContext(server, new EventBus(server.app.log));
     const devices = await createDevicesModule(ctx, { users: server.auth!.api.users });
     const nextRun = await createTrackingModule(ctx, { devices: devices.api, users: server.auth!.api.users });
     try {
@@ -83,7 +82,7 @@ describeEachEngine('ingestion across deletion and restart', (engine) => {
 
   it('a shutdown closes the connections without making the devices offline', async () => {
     const deviceId = await registerDevice(server, owner, '356307042444002');
-    const ctx: ModuleContext = { config: server.config, database: server.database!, bus: new EventBus(server.app.log), log: server.app.log, internalToken: TEST_INTERNAL_TOKEN };
+    const ctx = instanceContext(server, new EventBus(server.app.log));
     const devices = await createDevicesModule(ctx, { users: server.auth!.api.users });
     const run = await createTrackingModule(ctx, { devices: devices.api, users: server.auth!.api.users });
     await run.start?.();
@@ -102,7 +101,7 @@ describeEachEngine('ingestion across deletion and restart', (engine) => {
 
   it('stopping the module stores everything already accepted and acknowledges it', async () => {
     const deviceId = await registerDevice(server, owner, 'stop-phone');
-    const ctx: ModuleContext = { config: server.config, database: server.database!, bus: new EventBus(server.app.log), log: server.app.log, internalToken: TEST_INTERNAL_TOKEN };
+    const ctx = instanceContext(server, new EventBus(server.app.log));
     const devices = await createDevicesModule(ctx, { users: server.auth!.api.users });
     const run = await createTrackingModule(ctx, { devices: devices.api, users: server.auth!.api.users });
     await run.start?.();

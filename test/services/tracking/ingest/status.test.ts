@@ -2,12 +2,11 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { request } from 'undici';
 import { EventBus } from '../../../../src/platform/bus.ts';
-import type { ModuleContext } from '../../../../src/platform/module.ts';
 import { createDevicesModule } from '../../../../src/services/devices/module.ts';
 import { createTrackingModule } from '../../../../src/services/tracking/module.ts';
 import { osmAndQuery, teltonikaAvlPacket, teltonikaHandshake } from '../../../../src/services/tracking/protocols/encoders.ts';
 import { describeEachEngine } from '../../../support/engines.ts';
-import { TEST_INTERNAL_TOKEN, startTestServer } from '../../../support/server.ts';
+import { instanceContext, startTestServer } from '../../../support/server.ts';
 import type { TestLogin, TestServer } from '../../../support/server.ts';
 import { DeviceConnection, deviceOf, eventsOf, fixAt, registerDevice, waitFor } from './support.ts';
 
@@ -129,7 +128,7 @@ describeEachEngine(`device status through ingestion, STATUS_TIMEOUT=${SHORT_STAT
     assert.equal((await deviceOf(server, owner, deviceId)).status, 'online');
 
     // A second tracking module on the same database stands for the next run of the process.
-    const ctx: ModuleContext = { config: server.config, database: server.database!, bus: new EventBus(server.app.log), log: server.app.log, internalToken: TEST_INTERNAL_TOKEN };
+    const ctx = instanceContext(server, new EventBus(server.app.log));
     const devices = await createDevicesModule(ctx, { users: server.auth!.api.users });
     // What Redis does between processes: the server's device caches hear of the change.
     ctx.bus.on('devices.device.updated', (event) => server.bus.publish('devices.device.updated', event));

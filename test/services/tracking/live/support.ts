@@ -8,10 +8,9 @@ import { installAuthentication } from '../../../../src/gateway/authenticate.ts';
 import { createHttpApp } from '../../../../src/platform/http/app.ts';
 import type { HttpApp } from '../../../../src/platform/http/app.ts';
 import { installIdentity } from '../../../../src/platform/http/identity.ts';
-import type { ModuleContext } from '../../../../src/platform/module.ts';
 import type { LiveOptions } from '../../../../src/services/tracking/live/hub.ts';
 import { createTrackingModule } from '../../../../src/services/tracking/module.ts';
-import { TEST_INTERNAL_TOKEN } from '../../../support/server.ts';
+import { TEST_INTERNAL_TOKEN, instanceContext } from '../../../support/server.ts';
 import type { TestLogin, TestServer } from '../../../support/server.ts';
 
 /** How long a test waits for a message or a close before failing; delivery is immediate, this only bounds a hang. */
@@ -182,7 +181,7 @@ export function bearer(login: TestLogin): ClientOptions {
 export async function tunedInstance(server: TestServer, live: Partial<LiveOptions>): Promise<{ url: string; close(): Promise<void> }> {
   const { database, auth, devices } = server;
   assert.ok(database && auth && devices);
-  const ctx: ModuleContext = { config: server.config, database, bus: server.bus, log: server.app.log, internalToken: TEST_INTERNAL_TOKEN };
+  const ctx = instanceContext(server);
   const tracking = await createTrackingModule(ctx, { devices: devices.api, users: auth.api.users, live });
   const app = createHttpApp({ logLevel: 'silent', bodyLimit: server.config.bodyLimit, trustProxy: undefined });
   await app.register(cookie);

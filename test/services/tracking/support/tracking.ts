@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import { EventBus } from '../../../../src/platform/bus.ts';
-import type { ModuleContext } from '../../../../src/platform/module.ts';
 import { createDevicesModule } from '../../../../src/services/devices/module.ts';
 import type { DeviceAccessApi } from '../../../../src/services/devices/access.ts';
 import type { NewPosition } from '../../../../src/services/tracking/api.ts';
 import { createTrackingModule } from '../../../../src/services/tracking/module.ts';
 import type { TrackingModule } from '../../../../src/services/tracking/module.ts';
-import { TEST_INTERNAL_TOKEN } from '../../../support/server.ts';
+import { instanceContext } from '../../../support/server.ts';
 import type { TestLogin, TestServer } from '../../../support/server.ts';
 
 export const ALL = { position: true, events: true, geofences: true, notifications: true, commands: true };
@@ -22,7 +21,7 @@ export async function trackingInstance(server: TestServer): Promise<{ tracking: 
   const database = server.database;
   const users = server.auth?.api.users;
   assert.ok(database && users);
-  const ctx: ModuleContext = { config: server.config, database, bus: server.bus, log: server.app.log, internalToken: TEST_INTERNAL_TOKEN };
+  const ctx = instanceContext(server);
   // The devices instance gets a bus of its own: the server's devices module already handles account deletions.
   const devices = await createDevicesModule({ ...ctx, bus: new EventBus(server.app.log) }, { users });
   const tracking = await createTrackingModule(ctx, { devices: devices.api, users });

@@ -1,0 +1,134 @@
+import assert from 'node:assert/strict';
+import { after, afterEach, before, it } from 'node:test';
+import pino from 'pino';
+import type { FastifyBaseLogger } from 'fastify';
+import { EventBus } from '../../src/platform/bus.ts';
+import { migrateModules } from '../../src/platform/db/migrations.ts';
+import { Outbox } from '../../src/platform/outbox/outbox.ts';
+import type { OutboxOptions } from '../../src/platform/outbox/outbox.ts';
+import { OutboxRepository } from '../../src/platform/outbox/repository.ts';
+import { describeEachEngine } from '../support/engines.ts';
+import type { TestDatabase } from '../support/engines.ts';
+import { eventually } from '../support/eventually.ts';
+
+const log = pino({ level: 'silent' }) as unknown as FastifyBaseLogger;
+const CONSUMERS = { 'auth.user.deleted': ['devices', 'tracking'] } as const;
+
+describeEachEngine('outbox', (engine) => {
+  let testDatabase: TestDatabase;
+  const running: Outbox[] = [];
+
+  before(async () => {
+    testDatabase = await engine.createDatabase();
+    await migrateModules(testDatabase.database, []);
+  });
+  afterEach(async () => {
+    await Promise.all(running.splice(0).map((outbox) => outbox.stop()));
+    await testDatabase.database.db.deleteFrom('outbox').execute();
+  });
+  after(() => testDatabase.dispose());
+
+  function outbox(options: Partial<OutboxOptions> = {}): Outbox {
+    const created = new Outbox({ database: testDatabase.database, consumers: CONSUMERS, bus: new EventBus(log), log, pollMs: 20, ...options });
+    running.push(created);
+    return created;
+  }
+
+  const pending = () => new OutboxRepository(testDatabase.database).pending();
+
+  it('records a fact only with the transaction that commits it, once per consuming module', async () => {
+    const writer = outbox();
+    await assert.rejects(
+      testDatabase.database.db.transaction().execute(async (trx) => {
+        await writer.record(trx, 'auth.user.deleted', { userId: 1 });
+        throw new Error('the change failed');
+      }),
+    );
+    assert.deepEqual(await pending(), []);
+    await testDatabase.database.db.transaction().execute((trx) => writer.record(trx, 'auth.user.deleted', { userId: 2 }));
+    assert.deepEqual(
+      (await pending()).map((row) => [row.consumer, row.topic]),
+      [
+        ['devices', 'auth.user.deleted'],
+        ['tracking', 'auth.user.deleted'],
+      ],
+    );
+  });
+
+  it('hands each fact to each consuming module once, and forgets it after the handler succeeded', async () => {
+    const consumer = outbox();
+    const handled: string[] = [];
+    consumer.consume('devices', 'auth.user.deleted', ({ userId }) => void handled.push(`devices ${userId}`));
+    consumer.consume('tracking', 'auth.user.deleted', ({ userId }) => void handled.push(`tracking ${userId}`));
+    await consumer.record(testDatabase.database.db, 'auth.user.deleted', { userId: 7 });
+    consumer.start();
+    await eventually(async () => (await pending()).length === 0, 'both handled');
+    assert.deepEqual(handled.sort(), ['devices 7', 'tracking 7']);
+  });
+
+  it('retries a throwing handler with backoff, delaying only that module', async () => {
+    const consumer = outbox({ firstRetryMs: 50 });
+    let failures = 0;
+    const tracking: number[] = [];
+    const devices: number[] = [];
+    consumer.consume('devices', 'auth.user.deleted', ({ userId }) => {
+      if (failures++ < 2) throw new Error('database briefly unavailable');
+      devices.push(userId);
+    });
+    consumer.consume('tracking', 'auth.user.deleted', ({ userId }) => void tracking.push(userId));
+    for (const userId of [1, 2, 3]) await consumer.record(testDatabase.database.db, 'auth.user.deleted', { userId });
+    consumer.start();
+
+    await eventually(() => tracking.length === 3, 'the other module went on');
+    const [stuck] = (await pending()).filter((row) => row.consumer === 'devices' && row.attempts > 0 && row.last_error);
+    assert.equal(stuck?.last_error, 'database briefly unavailable', 'the failure is kept with the fact');
+    await eventually(() => devices.length === 3, 'the failing module caught up after its retries');
+    assert.deepEqual(devices.sort(), [1, 2, 3]);
+    assert.deepEqual(await pending(), []);
+  });
+
+  it('lets another instance take over the facts of one that stopped mid-handler, after the lease', async () => {
+    const crashed = outbox({ leaseMs: 200 });
+    let started = false;
+    crashed.consume('devices', 'auth.user.deleted', () => {
+      started = true;
+      return new Promise<void>(() => {}); // never finishes, as if the process died here
+    });
+    await crashed.record(testDatabase.database.db, 'auth.user.deleted', { userId: 9 });
+    crashed.start();
+    await eventually(() => started, 'the first instance claimed the fact');
+    running.splice(running.indexOf(crashed), 1); // its handler never returns: nothing to wait for
+
+    const survivor = outbox({ leaseMs: 200 });
+    const handled: number[] = [];
+    survivor.consume('devices', 'auth.user.deleted', ({ userId }) => void handled.push(userId));
+    survivor.start();
+    await eventually(() => handled.length === 1, 'the survivor handled the fact once the lease ran out');
+    assert.deepEqual(handled, [9]);
+  });
+
+  it('with several instances, each module handles each fact exactly once', async () => {
+    const counts = new Map<string, number>();
+    const instances = [outbox(), outbox(), outbox()];
+    for (const instance of instances) {
+      for (const module of ['devices', 'tracking'] as const) {
+        instance.consume(module, 'auth.user.deleted', async ({ userId }) => {
+          counts.set(`${module} ${userId}`, (counts.get(`${module} ${userId}`) ?? 0) + 1);
+          await new Promise((resolve) => setImmediate(resolve));
+        });
+      }
+    }
+    const facts = 120;
+    await testDatabase.database.db.transaction().execute(async (trx) => {
+      for (let userId = 1; userId <= facts; userId++) await instances[0]!.record(trx, 'auth.user.deleted', { userId });
+    });
+    for (const instance of instances) instance.start();
+    await eventually(async () => (await pending()).length === 0, 'every fact handled', 10_000);
+    assert.equal(counts.size, facts * 2);
+    assert.deepEqual([...new Set(counts.values())], [1]);
+  });
+
+  it('refuses a handler of a module not declared as the topic’s consumer', () => {
+    assert.throws(() => outbox().consume('billing', 'auth.user.deleted', () => {}), /billing is not declared as a consumer of auth.user.deleted/);
+  });
+});
