@@ -202,6 +202,7 @@ describeEachEngine('device reads after every kind of write (per-user caches)', (
     assert.ok(await server.auth!.api.users.findByEmail('cache-doomed@example.com'));
 
     assert.equal((await doomed.delete('/api/auth/account')).status, 204);
+    await server.outbox!.drainNow();
     assert.ok(!(await listedIds(viewer)).includes(device.id));
     assert.ok(!(await grantedIds(viewer)).includes(device.id));
     assert.deepEqual(await grantedIds(doomed), []);
@@ -218,6 +219,7 @@ describeEachEngine('device reads after every kind of write (per-user caches)', (
     await share(owned.id, 'cache-leaver@example.com', { position: true });
     assert.deepEqual(await grantedIds(leaver), [owned.id]);
     assert.equal((await leaver.delete('/api/auth/account')).status, 204);
+    await server.outbox!.drainNow();
     assert.deepEqual(await grantedIds(leaver), []);
   });
 

@@ -401,6 +401,7 @@ describeEachEngine('tracking positions', (engine) => {
       const [positionId] = await api.storePositions([position(gone, 0)]);
       const [eventId] = await api.storeEvents([{ type: 'deviceOnline', eventTime: Date.now(), deviceId: gone }]);
       assert.equal((await server.app.inject({ method: 'DELETE', url: `/api/devices/${gone}`, headers: owner.authorization })).statusCode, 204);
+      await server.outbox!.drainNow();
       assert.deepEqual((await positions(`?id=${positionId}`, admin)).json(), []);
       assertError(await get(server, `/api/events/${eventId}`, admin), 404, 'NOT_FOUND');
       const left = await server.database!.db.selectFrom('positions').select('id').where('device_id', '=', gone).execute();

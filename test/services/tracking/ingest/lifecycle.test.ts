@@ -40,6 +40,7 @@ describeEachEngine('ingestion across deletion and restart', (engine) => {
     connection.write(teltonikaAvlPacket([fixAt(1, { speed: 20 })]));
     await connection.assertClosed();
     await server.tracking!.ingestion.pipeline.settled();
+    await server.outbox!.drainNow();
     assert.equal(await countOf('positions', deviceId), 0);
     assert.equal(await countOf('events', deviceId), 0);
   });
