@@ -1,4 +1,5 @@
 import { Migrator } from 'kysely/migration';
+import { PostgresAdapter } from 'kysely';
 import type { CreateTableBuilder, Kysely } from 'kysely';
 import type { Migration } from 'kysely/migration';
 import { platformMigrations } from '../outbox/migrations.ts';
@@ -34,7 +35,7 @@ export async function migrateModules(database: Database, modules: ModuleMigratio
 /** Migrations are written once for both engines; these helpers cover the few places they differ. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations see the raw schema
 export function engineOf(db: Kysely<any>): Engine {
-  return db.getExecutor().adapter.constructor.name.startsWith('Postgres') ? 'postgres' : 'sqlite';
+  return db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
 }
 
 /** An auto-incrementing 64-bit primary key that is never reused after a delete. */
