@@ -88,7 +88,7 @@ export async function createAuthModule(ctx: ModuleContext): Promise<AuthModule> 
     log,
   );
   const oneTimeTokens = new OneTimeTokens(new OneTimeTokenRepository(db), keys);
-  const refreshTokens = new RefreshTokenService(new RefreshTokenRepository(db), sessions, config.ttl.refreshToken, log);
+  const refreshTokens = new RefreshTokenService(new RefreshTokenRepository(db), sessions, keys, config.ttl.refreshToken, log);
   const twoFactor = new TwoFactorService(new TwoFactorRepository(db), keys, { issuer: config.appName, setupTtlSeconds: config.ttl.totpSetup, limiter });
   const statuses = new UserStatusCache(userRepository);
   const legalDocuments = new LegalDocuments(config.dataDir);

@@ -78,7 +78,7 @@ export function registerSignInRoutes(app: HttpApp, deps: SignInRouteDeps): void 
         tags: TAGS,
         summary: 'Exchange a refresh token for new tokens (rotation)',
         description:
-          'The token comes from the body or the refresh_token cookie; the body may be omitted. Each refresh token works once: it is replaced by the one returned. Presenting a replaced token more than 10 s after its replacement ends the whole sign-in (401 REFRESH_TOKEN_REUSED).',
+          'The token comes from the body or the refresh_token cookie; the body may be omitted. Each refresh token works once: it is replaced by the one returned. Presenting a replaced token again within 10 s answers the same replacement; later it ends the whole sign-in (401 REFRESH_TOKEN_REUSED).',
         security: [],
         body: Type.Object({ refreshToken: Type.Optional(OpaqueTokenField) }, strictBody),
         response: { 200: LoginResponse },
