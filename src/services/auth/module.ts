@@ -73,7 +73,13 @@ export async function createAuthModule(ctx: ModuleContext): Promise<AuthModule> 
   if (config.admin) {
     const problem = passwordProblem(config.admin.password);
     if (problem) throw new ConfigError('ADMIN_PASSWORD', problem);
-    await accounts.ensureAdministrator(config.admin.email, config.admin.password);
+    const { user, outcome } = await accounts.ensureAdministrator(config.admin.email, config.admin.password);
+    if (outcome === 'taken-over') {
+      log.warn(
+        { userId: user.id },
+        'ADMIN_EMAIL named an existing account without administrator rights: it now has ADMIN_PASSWORD, and its sessions, 2FA and social sign-ins were removed before it was promoted',
+      );
+    }
   }
 
   const accessTokens = new AccessTokenIssuer(signingKey.privateKey, config.publicUrl, config.ttl.accessToken);
