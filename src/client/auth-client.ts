@@ -195,8 +195,9 @@ export class AuthClient {
     return this.request('POST', '/api/auth/2fa/verify', { code });
   }
 
-  twoFactorRegenerate(): Promise<BackupCodesResponse> {
-    return this.request('POST', '/api/auth/2fa/regenerate');
+  /** Without `code` only within 10 minutes of a sign-in that passed 2FA; otherwise a TOTP, e-mailed or backup code. */
+  twoFactorRegenerate(code?: string): Promise<BackupCodesResponse> {
+    return this.request('POST', '/api/auth/2fa/regenerate', code === undefined ? undefined : { code });
   }
 
   twoFactorDisable(code: string): Promise<MessageResponse> {

@@ -39,6 +39,7 @@ export const ERROR_CODES = {
   ACCOUNT_READONLY: [403, 'The account is read-only'],
   TERMS_VERSION_OUTDATED: [400, 'The accepted version is not the current version of the terms'],
   CANNOT_CHANGE_OWN_ACCESS: [400, 'Administrators cannot disable, expire or demote their own account'],
+  REAUTHENTICATION_REQUIRED: [403, 'Confirm with a two-factor code (from the app, the e-mail or a backup code)'],
   // auth: social login
   OPENID_PROVIDER_NOT_CONFIGURED: [400, 'This sign-in provider is not configured'],
   OPENID_PROVIDER_UNSUPPORTED: [400, 'Only the provider "google" can exchange an id_token here'],

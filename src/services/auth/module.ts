@@ -95,7 +95,14 @@ export async function createAuthModule(ctx: ModuleContext): Promise<AuthModule> 
   );
   const oneTimeTokens = new OneTimeTokens(new OneTimeTokenRepository(db), keys);
   const refreshTokens = new RefreshTokenService(new RefreshTokenRepository(db), sessions, keys, config.ttl.refreshToken, log);
-  const twoFactor = new TwoFactorService(new TwoFactorRepository(db), keys, { issuer: config.appName, setupTtlSeconds: config.ttl.totpSetup, limiter });
+  const twoFactor = new TwoFactorService({
+    repository: new TwoFactorRepository(db),
+    keys,
+    sessions,
+    limiter,
+    issuer: config.appName,
+    setupTtlSeconds: config.ttl.totpSetup,
+  });
   const statuses = new UserStatusCache(userRepository);
   const legalDocuments = new LegalDocuments(config.dataDir);
   const profiles = new ProfileService({ users: userRepository, accounts, sessions, twoFactor, statuses, limiter, bus });

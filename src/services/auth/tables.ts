@@ -40,6 +40,8 @@ export interface SessionsTable {
   revoked_at: number | null;
   ip: string | null;
   user_agent: string | null;
+  /** When this session's sign-in passed the second factor; null when it needed none. */
+  two_factor_at: number | null;
 }
 
 /** One row per refresh token ever issued; the tokens of one session form its rotation family. */

@@ -88,7 +88,7 @@ export class SignInService {
     if (!user) throw new AppError('TEMP_TOKEN_EXPIRED');
     // The first step already applied its method's verification rule (a Facebook account may be unverified).
     assertMaySignIn(user, { requireVerified: false });
-    return this.startSession(user, client);
+    return this.startSession(user, client, { twoFactorAt: Date.now() });
   }
 
   async refresh(refreshToken: string): Promise<SignedIn> {
@@ -123,9 +123,9 @@ export class SignInService {
     return (await this.deps.statuses.isActive(subject.userId)) ? { userId: subject.userId, email: subject.email } : null;
   }
 
-  private async startSession(user: UserRow, client: ClientInfo): Promise<SignedIn> {
+  private async startSession(user: UserRow, client: ClientInfo, secondFactor: { twoFactorAt?: number } = {}): Promise<SignedIn> {
     const { sessions, accessTokens, refreshTokens } = this.deps;
-    const sessionId = await sessions.start({ userId: user.id, ip: client.ip, userAgent: client.userAgent ?? null });
+    const sessionId = await sessions.start({ userId: user.id, ip: client.ip, userAgent: client.userAgent ?? null, ...secondFactor });
     const accessToken = await accessTokens.issue({ userId: user.id, email: user.email, sessionId });
     const refreshToken = await refreshTokens.issue(sessionId, user.id);
     return { accessToken, refreshToken, expiresIn: accessTokens.ttl, sessionId, user };

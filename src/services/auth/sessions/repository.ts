@@ -8,6 +8,7 @@ export interface NewSession {
   expiresAt: number;
   ip: string | null;
   userAgent: string | null;
+  twoFactorAt: number | null;
 }
 
 export class SessionRepository {
@@ -27,6 +28,7 @@ export class SessionRepository {
         revoked_at: null,
         ip: session.ip,
         user_agent: session.userAgent,
+        two_factor_at: session.twoFactorAt,
       })
       .execute();
   }

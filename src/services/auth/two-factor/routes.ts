@@ -49,14 +49,19 @@ export function registerTwoFactorRoutes(app: HttpApp, twoFactor: TwoFactorServic
     {
       schema: {
         tags: TAGS,
-        summary: 'Replace the backup codes with 10 new ones',
-        description: '400 TWO_FACTOR_NOT_ENABLED.',
+        summary: 'Replace the backup codes with 10 new ones; needs a second factor',
+        description:
+          'The body may be omitted when this session signed in with a second factor less than 10 minutes ago; otherwise it carries a current TOTP, e-mailed (POST /2fa/email/code) or backup code. 400 TWO_FACTOR_NOT_ENABLED, INVALID_2FA_CODE; 403 REAUTHENTICATION_REQUIRED (no code and no recent 2FA sign-in); 429 RATE_LIMITED.',
+        body: Type.Object({ code: Type.Optional(TwoFactorCodeField) }, strictBody),
         response: { 200: Type.Object({ message: Type.String(), backup_codes: BackupCodes }) },
+      },
+      preValidation: async (request) => {
+        request.body ??= {};
       },
     },
     async (request) => ({
       message: 'New backup codes generated; the old ones no longer work',
-      backup_codes: await twoFactor.regenerate(requireIdentity(request).userId),
+      backup_codes: await twoFactor.regenerate(requireIdentity(request), request.body.code),
     }),
   );
 

@@ -2,6 +2,7 @@ import { AppError } from '../../../platform/http/errors.ts';
 import type { RateLimiter } from '../../../platform/rate-limit.ts';
 import type { AuthKeys } from '../keys.ts';
 import { AUTH_RATE_RULES, enforceLimit } from '../rate-limits.ts';
+import type { SessionService } from '../sessions/service.ts';
 import { backupCodeMatches, hashBackupCode, newBackupCodes, normalizeBackupCode } from './backup-codes.ts';
 import type { TwoFactorRepository, TwoFactorRow } from './repository.ts';
 import { base32, matchingStep, newTotpSecret, otpauthUrl } from './totp.ts';
@@ -11,6 +12,19 @@ export interface TwoFactorSetup {
   otpauth_url: string;
 }
 
+/** A sign-in that passed the second factor this recently stands in for a code when the backup codes are replaced. */
+export const REAUTHENTICATION_WINDOW_MS = 10 * 60_000;
+
+export interface TwoFactorDeps {
+  repository: TwoFactorRepository;
+  keys: AuthKeys;
+  sessions: SessionService;
+  limiter: RateLimiter;
+  /** APP_NAME, shown in authenticator apps. */
+  issuer: string;
+  setupTtlSeconds: number;
+}
+
 /**
  * TOTP two-factor authentication (spec §3.1): setup holds a secret for TOTP_SETUP_TTL, verify turns
  * it on with 10 single-use backup codes, and a code's time step is never accepted twice.
@@ -18,16 +32,18 @@ export interface TwoFactorSetup {
 export class TwoFactorService {
   private readonly repository: TwoFactorRepository;
   private readonly keys: AuthKeys;
+  private readonly sessions: SessionService;
+  private readonly limiter: RateLimiter;
   private readonly issuer: string;
   private readonly setupTtlMs: number;
-  private readonly limiter: RateLimiter;
 
-  constructor(repository: TwoFactorRepository, keys: AuthKeys, options: { issuer: string; setupTtlSeconds: number; limiter: RateLimiter }) {
-    this.repository = repository;
-    this.keys = keys;
-    this.issuer = options.issuer;
-    this.setupTtlMs = options.setupTtlSeconds * 1000;
-    this.limiter = options.limiter;
+  constructor(deps: TwoFactorDeps) {
+    this.repository = deps.repository;
+    this.keys = deps.keys;
+    this.sessions = deps.sessions;
+    this.limiter = deps.limiter;
+    this.issuer = deps.issuer;
+    this.setupTtlMs = deps.setupTtlSeconds * 1000;
   }
 
   async isEnabled(userId: number): Promise<boolean> {
@@ -61,8 +77,20 @@ export class TwoFactorService {
     return codes;
   }
 
-  async regenerate(userId: number): Promise<string[]> {
+  /**
+   * New backup codes, only against a second factor (a stolen access token alone must not yield codes
+   * that then disable 2FA): a valid code, or else this session's sign-in having passed 2FA within
+   * the last 10 minutes.
+   */
+  async regenerate(identity: { userId: number; sessionId: string }, code: string | undefined): Promise<string[]> {
+    const { userId } = identity;
     if (!(await this.isEnabled(userId))) throw new AppError('TWO_FACTOR_NOT_ENABLED');
+    if (code !== undefined) {
+      await this.requireCode(userId, code);
+    } else {
+      const passedAt = await this.sessions.twoFactorPassedAt(identity.sessionId, userId);
+      if (passedAt === null || Date.now() - passedAt >= REAUTHENTICATION_WINDOW_MS) throw new AppError('REAUTHENTICATION_REQUIRED');
+    }
     const codes = newBackupCodes();
     await this.repository.replaceBackupCodes(userId, await Promise.all(codes.map(hashBackupCode)), Date.now());
     return codes;
@@ -70,9 +98,14 @@ export class TwoFactorService {
 
   async disable(userId: number, code: string): Promise<void> {
     if (!(await this.isEnabled(userId))) throw new AppError('TWO_FACTOR_NOT_ENABLED');
+    await this.requireCode(userId, code);
+    await this.repository.disable(userId);
+  }
+
+  /** A code of the enabled second factor, within the per-user limit; else 400 INVALID_2FA_CODE (never 401: clients refresh on 401). */
+  private async requireCode(userId: number, code: string): Promise<void> {
     await enforceLimit(this.limiter, AUTH_RATE_RULES.twoFactorCode, String(userId));
     if (!(await this.acceptCode(userId, code))) throw new AppError('INVALID_2FA_CODE');
-    await this.repository.disable(userId);
   }
 
   /**
