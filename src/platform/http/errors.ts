@@ -27,6 +27,7 @@ export const ERROR_CODES = {
   REGISTRATION_DISABLED: [403, 'Registration is disabled'],
   INVALID_2FA_CODE: [400, 'The code is invalid'],
   TOTP_ALREADY_ENABLED: [400, 'Two-factor authentication is already enabled'],
+  TWO_FACTOR_ALREADY_ENABLED: [400, 'Two-factor authentication is already enabled; disable it first to switch methods'],
   TWO_FACTOR_NOT_ENABLED: [400, 'Two-factor authentication is not enabled'],
   TWO_FACTOR_SETUP_REQUIRED: [400, 'No two-factor setup is pending; call POST /api/auth/2fa/setup first (a setup lasts 10 minutes)'],
   INVALID_2FA_LOGIN_CODE: [401, 'The two-factor code is invalid'],

@@ -33,6 +33,7 @@ import { OneTimeTokens } from './tokens/one-time-tokens.ts';
 import { followRevocations } from './tokens/revocations.ts';
 import { loadSigningKey } from './tokens/signing-key.ts';
 import type { SigningKey } from './tokens/signing-key.ts';
+import { EmailCodes } from './two-factor/email-codes.ts';
 import { TwoFactorRepository } from './two-factor/repository.ts';
 import { TwoFactorService } from './two-factor/service.ts';
 import { LocalUserDirectory } from './users/directory.ts';
@@ -98,6 +99,13 @@ export async function createAuthModule(ctx: ModuleContext): Promise<AuthModule> 
   const twoFactor = new TwoFactorService({
     repository: new TwoFactorRepository(db),
     keys,
+    emailCodes: new EmailCodes({
+      oneTimeTokens,
+      mail,
+      appName: config.appName,
+      setupTtlSeconds: config.ttl.totpSetup,
+      codeTtlSeconds: config.ttl.twoFactorTempToken,
+    }),
     sessions,
     limiter,
     issuer: config.appName,

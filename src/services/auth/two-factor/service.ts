@@ -3,7 +3,10 @@ import type { RateLimiter } from '../../../platform/rate-limit.ts';
 import type { AuthKeys } from '../keys.ts';
 import { AUTH_RATE_RULES, enforceLimit } from '../rate-limits.ts';
 import type { SessionService } from '../sessions/service.ts';
+import type { TwoFactorMethod } from '../tables.ts';
+import type { OneTimeTokenRow } from '../tokens/one-time-repository.ts';
 import { backupCodeMatches, hashBackupCode, newBackupCodes, normalizeBackupCode } from './backup-codes.ts';
+import type { CodeRecipient, EmailCodes } from './email-codes.ts';
 import type { TwoFactorRepository, TwoFactorRow } from './repository.ts';
 import { base32, matchingStep, newTotpSecret, otpauthUrl } from './totp.ts';
 
@@ -18,6 +21,7 @@ export const REAUTHENTICATION_WINDOW_MS = 10 * 60_000;
 export interface TwoFactorDeps {
   repository: TwoFactorRepository;
   keys: AuthKeys;
+  emailCodes: EmailCodes;
   sessions: SessionService;
   limiter: RateLimiter;
   /** APP_NAME, shown in authenticator apps. */
@@ -26,12 +30,14 @@ export interface TwoFactorDeps {
 }
 
 /**
- * TOTP two-factor authentication (spec §3.1): setup holds a secret for TOTP_SETUP_TTL, verify turns
- * it on with 10 single-use backup codes, and a code's time step is never accepted twice.
+ * Two-factor authentication, by TOTP (spec §3.1) or by e-mailed codes (DESIGN §5.2), one method at a
+ * time. Setup is pending until confirmed with a first code (TOTP_SETUP_TTL); confirming turns it on
+ * with 10 single-use backup codes. A TOTP time step is never accepted twice.
  */
 export class TwoFactorService {
   private readonly repository: TwoFactorRepository;
   private readonly keys: AuthKeys;
+  private readonly emailCodes: EmailCodes;
   private readonly sessions: SessionService;
   private readonly limiter: RateLimiter;
   private readonly issuer: string;
@@ -40,6 +46,7 @@ export class TwoFactorService {
   constructor(deps: TwoFactorDeps) {
     this.repository = deps.repository;
     this.keys = deps.keys;
+    this.emailCodes = deps.emailCodes;
     this.sessions = deps.sessions;
     this.limiter = deps.limiter;
     this.issuer = deps.issuer;
@@ -48,6 +55,12 @@ export class TwoFactorService {
 
   async isEnabled(userId: number): Promise<boolean> {
     return isOn(await this.repository.find(userId));
+  }
+
+  /** The method that is on; undefined when 2FA is off. */
+  async methodOf(userId: number): Promise<TwoFactorMethod | undefined> {
+    const row = await this.repository.find(userId);
+    return row && isOn(row) ? row.method : undefined;
   }
 
   enabledAmong(userIds: number[]): Promise<Set<number>> {
@@ -75,6 +88,38 @@ export class TwoFactorService {
     const hashes = await Promise.all(codes.map(hashBackupCode));
     if (!(await this.repository.enable(userId, row.pending_secret, step, hashes, now))) throw new AppError('TOTP_ALREADY_ENABLED');
     return codes;
+  }
+
+  /** POST /2fa/email/setup: mails a code that turns e-mail 2FA on (at most one mail per 30 s). */
+  async startEmailSetup(user: CodeRecipient): Promise<void> {
+    if (await this.isEnabled(user.id)) throw new AppError('TWO_FACTOR_ALREADY_ENABLED');
+    await this.emailCodes.send('two_factor_email_setup', user);
+  }
+
+  /** POST /2fa/email/verify: the mailed code turns e-mail 2FA on; returns the backup codes, shown this once. */
+  async verifyEmailSetup(userId: number, code: string): Promise<string[]> {
+    await enforceLimit(this.limiter, AUTH_RATE_RULES.twoFactorCode, String(userId));
+    if (await this.isEnabled(userId)) throw new AppError('TWO_FACTOR_ALREADY_ENABLED');
+    const taken = await this.emailCodes.take('two_factor_email_setup', userId, code.replace(/\s/g, ''));
+    if (taken === 'missing') {
+      throw new AppError('TWO_FACTOR_SETUP_REQUIRED', 'No e-mail setup is pending; call POST /api/auth/2fa/email/setup first (its code lasts 10 minutes)');
+    }
+    if (taken === 'rejected') throw new AppError('INVALID_2FA_CODE');
+    const codes = newBackupCodes();
+    const hashes = await Promise.all(codes.map(hashBackupCode));
+    if (!(await this.repository.enableEmail(userId, hashes, Date.now()))) throw new AppError('TWO_FACTOR_ALREADY_ENABLED');
+    return codes;
+  }
+
+  /** POST /2fa/email/code: a code for /2fa/disable or /2fa/regenerate, for a user with e-mail 2FA (at most one mail per 30 s). */
+  async sendConfirmationCode(user: CodeRecipient): Promise<void> {
+    if ((await this.methodOf(user.id)) !== 'email') throw new AppError('TWO_FACTOR_NOT_ENABLED', 'E-mail two-factor authentication is not enabled');
+    await this.emailCodes.send('two_factor_email_code', user);
+  }
+
+  /** Mails the code of an e-mail 2FA sign-in, issued with its temp_token. */
+  mailSignInCode(user: CodeRecipient, code: string): void {
+    this.emailCodes.mailSignInCode(user, code);
   }
 
   /**
@@ -109,14 +154,19 @@ export class TwoFactorService {
   }
 
   /**
-   * A TOTP code (its step then spent) or an unused backup code (then spent). False for anything
-   * else, including a replayed step and a backup code used before.
+   * A code of the method that is on (its TOTP step then spent; a mailed code then spent, or during a
+   * sign-in the one bound to its temp_token), or an unused backup code (then spent). False for
+   * anything else, including a replayed step and a backup code used before.
    */
-  async acceptCode(userId: number, input: string): Promise<boolean> {
+  async acceptCode(userId: number, input: string, signIn?: OneTimeTokenRow): Promise<boolean> {
     const row = await this.repository.find(userId);
-    if (!row || !isOn(row) || row.secret === null) return false;
+    if (!row || !isOn(row)) return false;
     const code = input.replace(/\s/g, '');
     if (/^\d{6}$/.test(code)) {
+      if (row.method === 'email') {
+        return signIn ? this.emailCodes.matchesSignInCode(signIn, code) : (await this.emailCodes.take('two_factor_email_code', userId, code)) === 'accepted';
+      }
+      if (row.secret === null) return false;
       const step = matchingStep(this.keys.open(row.secret, context(userId)), code);
       return step !== undefined && (await this.repository.claimStep(userId, step));
     }
