@@ -110,6 +110,11 @@ export class AuthClient {
     return user;
   }
 
+  /** After a login answered `type: 'email'`: mails a new code (at most every 30 s; the answer is the same either way). */
+  resendTwoFactorCode(tempToken: string): Promise<MessageResponse> {
+    return this.publicCall('POST', '/api/auth/2fa/email/resend', { temp_token: tempToken });
+  }
+
   async logout(): Promise<void> {
     try {
       await this.request<void>('DELETE', '/api/auth/logout');
@@ -195,12 +200,27 @@ export class AuthClient {
     return this.request('POST', '/api/auth/2fa/verify', { code });
   }
 
-  twoFactorRegenerate(): Promise<BackupCodesResponse> {
-    return this.request('POST', '/api/auth/2fa/regenerate');
+  /** Without `code` only within 10 minutes of a sign-in that passed 2FA; otherwise a TOTP, e-mailed or backup code. */
+  twoFactorRegenerate(code?: string): Promise<BackupCodesResponse> {
+    return this.request('POST', '/api/auth/2fa/regenerate', code === undefined ? undefined : { code });
   }
 
   twoFactorDisable(code: string): Promise<MessageResponse> {
     return this.request('POST', '/api/auth/2fa/disable', { code });
+  }
+
+  /** E-mail as the second factor: mails a code that twoFactorEmailVerify confirms. */
+  twoFactorEmailSetup(): Promise<MessageResponse> {
+    return this.request('POST', '/api/auth/2fa/email/setup');
+  }
+
+  twoFactorEmailVerify(code: string): Promise<BackupCodesResponse> {
+    return this.request('POST', '/api/auth/2fa/email/verify', { code });
+  }
+
+  /** With e-mail 2FA on: mails a code for twoFactorDisable or twoFactorRegenerate. */
+  twoFactorEmailCode(): Promise<MessageResponse> {
+    return this.request('POST', '/api/auth/2fa/email/code');
   }
 
   // Administrators

@@ -12,6 +12,7 @@ const PUBLIC_PATHS = new Set([
   '/api/auth/resend-verification',
   '/api/auth/refresh',
   '/api/auth/2fa/login',
+  '/api/auth/2fa/email/resend',
   '/api/auth/validate',
   '/api/auth/health',
   '/api/auth/.well-known/jwks.json',

@@ -5,6 +5,7 @@ import { ApiError, AuthClient, LoggedOutError, MemoryTokenStore } from '../../sr
 import { describeEachEngine } from '../support/engines.ts';
 import { startTestServer } from '../support/server.ts';
 import type { TestServer } from '../support/server.ts';
+import { Mailbox } from '../services/auth/support/mailbox.ts';
 
 const PASSWORD = 'Sturdy-Lantern-42';
 
@@ -52,8 +53,10 @@ describeEachEngine('client SDK against the real server', (engine) => {
   let shortLived: TestServer;
   let baseUrl: string;
   let shortLivedUrl: string;
+  let mailbox: Mailbox;
   before(async () => {
-    server = await startTestServer(engine, { RATE_LIMITS: 'off' });
+    mailbox = await Mailbox.start();
+    server = await startTestServer(engine, { RATE_LIMITS: 'off', SMTP_URL: mailbox.url });
     shortLived = await startTestServer(engine, { RATE_LIMITS: 'off', ACCESS_TOKEN_TTL: '2' });
     baseUrl = await listen(server);
     shortLivedUrl = await listen(shortLived);
@@ -61,6 +64,7 @@ describeEachEngine('client SDK against the real server', (engine) => {
   after(async () => {
     await server.dispose();
     await shortLived.dispose();
+    await mailbox.close();
   });
 
   const account = async (target: TestServer, email: string) =>
@@ -215,6 +219,30 @@ describeEachEngine('client SDK against the real server', (engine) => {
     assert.equal(user.attributes.twoFactorEnabled, true);
     assert.equal((await client.profile()).id, user.id);
     assert.equal((await client.twoFactorRegenerate()).backup_codes.length, 10);
+  });
+
+  it('e-mail as the second factor: setup, a sign-in of type email with a resent code, and codes for regenerate and disable', async () => {
+    const email = 'client-email-2fa@example.com';
+    await account(server, email);
+    const mailedCode = async (count: number) => /Your code: (\d{6})/.exec((await mailbox.waitFor(email, count)).text)?.[1] as string;
+    const client = new AuthClient({ baseUrl });
+    await client.login(email, PASSWORD);
+    await client.twoFactorEmailSetup();
+    assert.equal((await client.twoFactorEmailVerify(await mailedCode(1))).backup_codes.length, 10);
+    await client.logout();
+
+    const step = await client.login(email, PASSWORD);
+    assert.ok(step.kind === 'two-factor');
+    assert.equal(step.type, 'email');
+    await mailbox.waitFor(email, 2);
+    assert.equal(typeof (await client.resendTwoFactorCode(step.tempToken)).message, 'string');
+    const user = await client.completeTwoFactor(step.tempToken, await mailedCode(2));
+    assert.equal(user.attributes.twoFactorEnabled, true);
+
+    await client.twoFactorEmailCode();
+    assert.equal((await client.twoFactorRegenerate(await mailedCode(3))).backup_codes.length, 10);
+    await assert.rejects(client.twoFactorDisable('000000'), (error: ApiError) => error.code === 'INVALID_2FA_CODE');
+    assert.equal((await client.profile()).attributes.twoFactorEnabled, true);
   });
 
   it('logout and account deletion drop the tokens; later calls report logged-out', async () => {

@@ -27,6 +27,7 @@ export const ERROR_CODES = {
   REGISTRATION_DISABLED: [403, 'Registration is disabled'],
   INVALID_2FA_CODE: [400, 'The code is invalid'],
   TOTP_ALREADY_ENABLED: [400, 'Two-factor authentication is already enabled'],
+  TWO_FACTOR_ALREADY_ENABLED: [400, 'Two-factor authentication is already enabled; disable it first to switch methods'],
   TWO_FACTOR_NOT_ENABLED: [400, 'Two-factor authentication is not enabled'],
   TWO_FACTOR_SETUP_REQUIRED: [400, 'No two-factor setup is pending; call POST /api/auth/2fa/setup first (a setup lasts 10 minutes)'],
   INVALID_2FA_LOGIN_CODE: [401, 'The two-factor code is invalid'],
@@ -39,6 +40,7 @@ export const ERROR_CODES = {
   ACCOUNT_READONLY: [403, 'The account is read-only'],
   TERMS_VERSION_OUTDATED: [400, 'The accepted version is not the current version of the terms'],
   CANNOT_CHANGE_OWN_ACCESS: [400, 'Administrators cannot disable, expire or demote their own account'],
+  REAUTHENTICATION_REQUIRED: [403, 'Confirm with a two-factor code (from the app, the e-mail or a backup code)'],
   // auth: social login
   OPENID_PROVIDER_NOT_CONFIGURED: [400, 'This sign-in provider is not configured'],
   OPENID_PROVIDER_UNSUPPORTED: [400, 'Only the provider "google" can exchange an id_token here'],

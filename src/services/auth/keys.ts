@@ -12,10 +12,12 @@ const VERSION = 'v1';
 export class AuthKeys {
   private readonly totpKey: Buffer;
   private readonly codeKey: Buffer;
+  private readonly refreshSuccessorKey: Buffer;
 
   constructor(secret: string) {
     this.totpKey = derive(secret, 'trackstack totp secret encryption');
     this.codeKey = derive(secret, 'trackstack verification code digest');
+    this.refreshSuccessorKey = derive(secret, 'trackstack refresh token successor');
   }
 
   static load(configured: string | undefined, dataDir: string): AuthKeys {
@@ -44,6 +46,15 @@ export class AuthKeys {
   /** A 6-digit code has too little entropy for a plain hash; a keyed digest keeps a database leak from revealing it. */
   codeDigest(tokenHash: string, code: string): string {
     return createHmac('sha256', this.codeKey).update(`${tokenHash}:${code}`).digest('base64url');
+  }
+
+  /**
+   * The refresh token that replaces `token` when it is rotated: derived rather than random, so a
+   * replay within the grace gets the same successor although no raw token is stored anywhere. Only
+   * the holder of this key can compute it; a database copy alone reveals no token.
+   */
+  refreshSuccessor(token: string): string {
+    return createHmac('sha256', this.refreshSuccessorKey).update(token).digest('base64url');
   }
 }
 

@@ -33,6 +33,7 @@ import { OneTimeTokens } from './tokens/one-time-tokens.ts';
 import { followRevocations } from './tokens/revocations.ts';
 import { loadSigningKey } from './tokens/signing-key.ts';
 import type { SigningKey } from './tokens/signing-key.ts';
+import { EmailCodes } from './two-factor/email-codes.ts';
 import { TwoFactorRepository } from './two-factor/repository.ts';
 import { TwoFactorService } from './two-factor/service.ts';
 import { LocalUserDirectory } from './users/directory.ts';
@@ -73,7 +74,13 @@ export async function createAuthModule(ctx: ModuleContext): Promise<AuthModule> 
   if (config.admin) {
     const problem = passwordProblem(config.admin.password);
     if (problem) throw new ConfigError('ADMIN_PASSWORD', problem);
-    await accounts.ensureAdministrator(config.admin.email, config.admin.password);
+    const { user, outcome } = await accounts.ensureAdministrator(config.admin.email, config.admin.password);
+    if (outcome === 'taken-over') {
+      log.warn(
+        { userId: user.id },
+        'ADMIN_EMAIL named an existing account without administrator rights: it now has ADMIN_PASSWORD, and its sessions, 2FA and social sign-ins were removed before it was promoted',
+      );
+    }
   }
 
   const accessTokens = new AccessTokenIssuer(signingKey.privateKey, config.publicUrl, config.ttl.accessToken);
@@ -88,8 +95,22 @@ export async function createAuthModule(ctx: ModuleContext): Promise<AuthModule> 
     log,
   );
   const oneTimeTokens = new OneTimeTokens(new OneTimeTokenRepository(db), keys);
-  const refreshTokens = new RefreshTokenService(new RefreshTokenRepository(db), sessions, config.ttl.refreshToken, log);
-  const twoFactor = new TwoFactorService(new TwoFactorRepository(db), keys, { issuer: config.appName, setupTtlSeconds: config.ttl.totpSetup, limiter });
+  const refreshTokens = new RefreshTokenService(new RefreshTokenRepository(db), sessions, keys, config.ttl.refreshToken, log);
+  const twoFactor = new TwoFactorService({
+    repository: new TwoFactorRepository(db),
+    keys,
+    emailCodes: new EmailCodes({
+      oneTimeTokens,
+      mail,
+      appName: config.appName,
+      setupTtlSeconds: config.ttl.totpSetup,
+      codeTtlSeconds: config.ttl.twoFactorTempToken,
+    }),
+    sessions,
+    limiter,
+    issuer: config.appName,
+    setupTtlSeconds: config.ttl.totpSetup,
+  });
   const statuses = new UserStatusCache(userRepository);
   const legalDocuments = new LegalDocuments(config.dataDir);
   const profiles = new ProfileService({ users: userRepository, accounts, sessions, twoFactor, statuses, limiter, bus });

@@ -40,6 +40,8 @@ export interface SessionsTable {
   revoked_at: number | null;
   ip: string | null;
   user_agent: string | null;
+  /** When this session's sign-in passed the second factor; null when it needed none. */
+  two_factor_at: number | null;
 }
 
 /** One row per refresh token ever issued; the tokens of one session form its rotation family. */
@@ -54,13 +56,15 @@ export interface RefreshTokensTable {
   rotated_at: number | null;
 }
 
-/** E-mail verification, password reset and two-factor sign-in tokens: opaque, single use, expiring. */
+/** E-mail verification, password reset and two-factor tokens: opaque, single use, expiring. */
 export interface OneTimeTokensTable {
   token_hash: string;
   purpose: string;
   user_id: number;
-  /** Keyed digest of the 6-digit code mailed beside a verification link. */
+  /** Keyed digest of the 6-digit code mailed with it (verification, e-mail second factor). */
   code_hash: string | null;
+  /** When the current code was mailed; a new one replaces it only after the resend cooldown. */
+  code_sent_at: number | null;
   failed_attempts: Generated<number>;
   created_at: number;
   expires_at: number;
@@ -68,9 +72,13 @@ export interface OneTimeTokensTable {
   consumed_at: number | null;
 }
 
+export type TwoFactorMethod = 'totp' | 'email';
+
 export interface TwoFactorTable {
   user_id: number;
-  /** The enabled TOTP secret, AES-256-GCM encrypted; null while only a setup is pending. */
+  /** Which second factor is on: one at a time. */
+  method: Generated<TwoFactorMethod>;
+  /** The enabled TOTP secret, AES-256-GCM encrypted; null while only a setup is pending, and for e-mail. */
   secret: string | null;
   enabled_at: number | null;
   /** The highest TOTP time step accepted so far: no step is accepted twice. */

@@ -8,13 +8,15 @@ import { promisify } from 'node:util';
 import { loadConfig } from '../../../src/config.ts';
 import { openDatabase } from '../../../src/platform/db/database.ts';
 import { createServer } from '../../../src/server.ts';
+import type { Server } from '../../../src/server.ts';
 import { runUserCommand } from '../../../src/services/auth/cli.ts';
 import { verifyPassword } from '../../../src/services/auth/users/passwords.ts';
 import { RemoteUserDirectory } from '../../../src/services/auth/users/remote-directory.ts';
-import { describeEachEngine } from '../../support/engines.ts';
-import { NO_DEVICE_LISTENERS, TEST_INTERNAL_TOKEN, startTestServer } from '../../support/server.ts';
+import { createSharedDatabase, describeEachEngine } from '../../support/engines.ts';
+import type { SharedTestDatabase } from '../../support/engines.ts';
+import { NO_DEVICE_LISTENERS, TEST_EVENT_CHANNEL, TEST_INTERNAL_TOKEN, startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
-import { assertError, createUser, login, PASSWORD, signIn, storedUser } from './support/auth.ts';
+import { assertError, createUser, login, PASSWORD, postJson, signIn, storedUser, totpAt } from './support/auth.ts';
 import type { SignedIn } from './support/auth.ts';
 
 const ADMIN_EMAIL = 'root@example.com';
@@ -53,14 +55,15 @@ describeEachEngine('auth administrators', (engine) => {
     }
   });
 
-  it('ensuring an existing account makes it an enabled, verified administrator and keeps its password', async () => {
-    const id = await createUser(server, { email: 'promoted@example.com', verified: false });
-    await server.database!.db.updateTable('users').set({ disabled: 1 }).where('id', '=', id).execute();
-    await server.auth!.api.accounts.ensureAdministrator('promoted@example.com', 'Other-Password-99');
+  it('ensuring an existing administrator re-enables, verifies and un-expires it, and keeps its password', async () => {
+    const id = await createUser(server, { email: 'restored@example.com', verified: false, administrator: true });
+    await server.database!.db.updateTable('users').set({ disabled: 1, expiration_time: Date.now() - 1000 }).where('id', '=', id).execute();
+    const { outcome } = await server.auth!.api.accounts.ensureAdministrator('restored@example.com', 'Other-Password-99');
+    assert.equal(outcome, 'restored');
     const user = await server.auth!.api.users.get(id);
-    assert.equal(user?.administrator, true);
-    assert.equal(user?.disabled, false);
-    assert.equal((await login(server, 'promoted@example.com')).statusCode, 200, 'password kept, verified');
+    assert.deepEqual([user?.administrator, user?.disabled, user?.expirationTime], [true, false, null]);
+    assert.equal((await login(server, 'restored@example.com')).statusCode, 200, 'password kept, verified');
+    assertError(await login(server, 'restored@example.com', 'Other-Password-99'), 401, 'INVALID_CREDENTIALS');
   });
 
   it('lists accounts a page at a time and searches by e-mail', async () => {
@@ -161,6 +164,87 @@ describeEachEngine('auth administrators', (engine) => {
   it('internal user routes are never reachable through the gateway', async () => {
     const response = await server.app.inject({ url: `/api/auth/internal/users/${admin.userId}`, headers: { 'x-internal-token': TEST_INTERNAL_TOKEN } });
     assertError(response, 404, 'NOT_FOUND');
+  });
+});
+
+describeEachEngine('ADMIN_EMAIL naming an account someone else registered', (engine) => {
+  const TAKEN = 'ops-to-be@example.com';
+  const SQUATTER_PASSWORD = 'Squatter-Password-77';
+  let shared: SharedTestDatabase;
+  let running: Server | undefined;
+  before(async () => {
+    shared = await createSharedDatabase(engine, 'trackstack-admin-takeover-');
+  });
+  after(async () => {
+    await running?.close();
+    await shared.dispose();
+  });
+
+  /** A server on the shared database and data folder (hence the same signing key), as after a restart. */
+  async function restart(env: Record<string, string> = {}): Promise<Server> {
+    await running?.close();
+    running = await createServer(
+      loadConfig({
+        DATA_DIR: shared.dataDir,
+        DATABASE_URL: shared.url,
+        LOG_LEVEL: 'silent',
+        INTERNAL_TOKEN: TEST_INTERNAL_TOKEN,
+        EVENT_CHANNEL: TEST_EVENT_CHANNEL,
+        RATE_LIMITS: 'off',
+        ...NO_DEVICE_LISTENERS,
+        ...env,
+      }),
+    );
+    return running;
+  }
+  const inject = (server: Server, url: string, options: { method?: 'POST' | 'GET'; headers?: Record<string, string>; payload?: object } = {}) =>
+    server.app.inject({ url, ...options });
+
+  it('start-up gives it ADMIN_PASSWORD and ends every credential the squatter had before promoting it', async () => {
+    const before = await restart();
+    const user = await before.auth!.api.accounts.create({ email: TAKEN, password: SQUATTER_PASSWORD, emailVerified: true });
+    const squatter = (await login(before, TAKEN, SQUATTER_PASSWORD)).json();
+    const bearer = { authorization: `Bearer ${squatter.accessToken}` };
+    const setup = (await inject(before, '/api/auth/2fa/setup', { method: 'POST', headers: bearer })).json();
+    const enabled = await inject(before, '/api/auth/2fa/verify', { method: 'POST', headers: bearer, payload: { code: totpAt(setup.secret, Date.now()) } });
+    assert.equal(enabled.statusCode, 200, enabled.body);
+    const backupCode = enabled.json().backup_codes[0] as string;
+    const pending = await login(before, TAKEN, SQUATTER_PASSWORD);
+    assert.equal(pending.statusCode, 202, pending.body);
+    await before.database!.db
+      .insertInto('openid_identities')
+      .values({ provider: 'google', subject: 'squatter-sub', user_id: user.id, email: TAKEN, email_verified: 1, created_at: Date.now(), last_used_at: Date.now() })
+      .execute();
+
+    const after = await restart({ ADMIN_EMAIL: TAKEN, ADMIN_PASSWORD });
+    assertError(await inject(after, '/api/auth/profile', { headers: bearer }), 401, 'INVALID_TOKEN');
+    assertError(await postJson(after, '/api/auth/refresh', { refreshToken: squatter.refreshToken }), 401, 'INVALID_TOKEN');
+    assertError(await postJson(after, '/api/auth/2fa/login', { temp_token: pending.json().temp_token, code: backupCode }), 401, 'TEMP_TOKEN_EXPIRED');
+    assertError(await login(after, TAKEN, SQUATTER_PASSWORD), 401, 'INVALID_CREDENTIALS');
+
+    const operator = await login(after, TAKEN, ADMIN_PASSWORD);
+    assert.equal(operator.statusCode, 200, `ADMIN_PASSWORD signs in with one step: 2FA is gone (${operator.body})`);
+    assert.equal(operator.json().user.id, user.id);
+    assert.equal(operator.json().user.administrator, true);
+    assert.equal(operator.json().user.attributes.twoFactorEnabled, false);
+    const db = after.database!.db;
+    for (const table of ['two_factor', 'backup_codes', 'openid_identities'] as const) {
+      assert.deepEqual(await db.selectFrom(table).select('user_id').where('user_id', '=', user.id).execute(), [], `${table} emptied`);
+    }
+  });
+
+  it('a later start leaves the administrator alone: a password they changed stays', async () => {
+    const server = await restart({ ADMIN_EMAIL: TAKEN, ADMIN_PASSWORD });
+    const token = (await login(server, TAKEN, ADMIN_PASSWORD)).json().accessToken as string;
+    const changed = await inject(server, '/api/auth/change-password', {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+      payload: { currentPassword: ADMIN_PASSWORD, newPassword: 'Changed-By-Operator-1' },
+    });
+    assert.equal(changed.statusCode, 200, changed.body);
+    const again = await restart({ ADMIN_EMAIL: TAKEN, ADMIN_PASSWORD });
+    assert.equal((await login(again, TAKEN, 'Changed-By-Operator-1')).statusCode, 200);
+    assert.equal((await inject(again, '/api/auth/profile', { headers: { authorization: `Bearer ${token}` } })).statusCode, 200, 'its session lives on');
   });
 });
 

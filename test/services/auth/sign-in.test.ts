@@ -180,22 +180,32 @@ describeEachEngine('auth sign-in, refresh, logout and validate', (engine) => {
     assert.equal(again.statusCode, 200, again.body);
   });
 
-  it('a concurrent second use within 10 s is served; a reuse after that ends the whole family', async (t) => {
+  it('a second use within 10 s gets the same successor, not a fork; a reuse after that ends the whole family', async (t) => {
     t.mock.timers.enable({ apis: ['Date'], now: Date.now() });
-    await createUser(server, { email: 'reuse@example.com' });
+    const id = await createUser(server, { email: 'reuse@example.com' });
     const session = await signIn(server, 'reuse@example.com');
-    const [first, second] = await Promise.all([
-      postJson(server, '/api/auth/refresh', { refreshToken: session.refreshToken }),
-      postJson(server, '/api/auth/refresh', { refreshToken: session.refreshToken }),
-    ]);
+    const refresh = (refreshToken: string) => postJson(server, '/api/auth/refresh', { refreshToken });
+    const [first, second] = await Promise.all([refresh(session.refreshToken), refresh(session.refreshToken)]);
     assert.equal(first.statusCode, 200, first.body);
     assert.equal(second.statusCode, 200, second.body);
-    const latest = first.json();
+    const successor = first.json().refreshToken as string;
+    assert.equal(second.json().refreshToken, successor, 'two tabs refreshing at once end up with one token');
+    assert.equal(cookie(second, 'refresh_token')?.value, successor);
+    t.mock.timers.tick(9_000);
+    const late = await refresh(session.refreshToken);
+    assert.equal(late.statusCode, 200, late.body);
+    assert.equal(late.json().refreshToken, successor, 'still the same successor 9 s later');
+
+    const next = await refresh(successor);
+    assert.equal(next.statusCode, 200, next.body);
+    const latest = next.json();
+    const family = await server.database!.db.selectFrom('refresh_tokens').select('token_hash').where('user_id', '=', id).execute();
+    assert.equal(family.length, 3, 'one chain of three tokens, no sibling');
 
     t.mock.timers.tick(10_001);
-    const reused = await postJson(server, '/api/auth/refresh', { refreshToken: session.refreshToken });
-    assertError(reused, 401, 'REFRESH_TOKEN_REUSED');
-    assertError(await postJson(server, '/api/auth/refresh', { refreshToken: latest.refreshToken }), 401, 'INVALID_TOKEN');
+    assertError(await refresh(successor), 401, 'REFRESH_TOKEN_REUSED');
+    assertError(await refresh(session.refreshToken), 401, 'INVALID_TOKEN');
+    assertError(await refresh(latest.refreshToken), 401, 'INVALID_TOKEN');
     assertError(await profile({ authorization: `Bearer ${latest.accessToken}` }), 401, 'INVALID_TOKEN');
     assertError(await profile(session.bearer), 401, 'INVALID_TOKEN');
   });

@@ -188,8 +188,9 @@ describeEachEngine('auth two-factor authentication', (engine) => {
 
   it('regenerate replaces the backup codes; 400 when 2FA is off', async (t) => {
     const clock = freezeClock(t);
-    const { session, backupCodes } = await enabledUser('regenerate@example.com', clock.now());
-    const response = await call('/api/auth/2fa/regenerate', session);
+    const { session, secret, backupCodes } = await enabledUser('regenerate@example.com', clock.now());
+    clock.tick(STEP);
+    const response = await call('/api/auth/2fa/regenerate', session, { code: totpAt(secret, clock.now()) });
     assert.equal(response.statusCode, 200, response.body);
     const fresh = response.json().backup_codes as string[];
     assert.equal(fresh.length, 10);
@@ -201,6 +202,48 @@ describeEachEngine('auth two-factor authentication', (engine) => {
     const plain = await signIn(server, 'no-2fa@example.com');
     assertError(await call('/api/auth/2fa/regenerate', plain), 400, 'TWO_FACTOR_NOT_ENABLED');
     assertError(await call('/api/auth/2fa/disable', plain, { code: '123456' }), 400, 'TWO_FACTOR_NOT_ENABLED');
+  });
+
+  it('regenerate with an access token alone is refused: 2FA cannot be stripped with a stolen token', async (t) => {
+    const clock = freezeClock(t);
+    // This session signed in with the password only (2FA was off then), like any stolen access token.
+    const { session, secret } = await enabledUser('stolen-token@example.com', clock.now());
+    const storedCodes = () => server.database!.db.selectFrom('backup_codes').select('code_hash').where('user_id', '=', session.userId).orderBy('id').execute();
+    const before = await storedCodes();
+    clock.tick(STEP);
+    const wrongTotp = totpAt(secret, clock.now()) === '000000' ? '000001' : '000000';
+    assertError(await call('/api/auth/2fa/regenerate', session), 403, 'REAUTHENTICATION_REQUIRED');
+    assertError(await call('/api/auth/2fa/regenerate', session, {}), 403, 'REAUTHENTICATION_REQUIRED');
+    assertError(await call('/api/auth/2fa/regenerate', session, { code: wrongTotp }), 400, 'INVALID_2FA_CODE');
+    assertError(await call('/api/auth/2fa/regenerate', session, { code: 'zzzzz-zzzzz' }), 400, 'INVALID_2FA_CODE');
+    assertError(await call('/api/auth/2fa/regenerate', session, { code: '123456', extra: 1 }), 400, 'VALIDATION_FAILED');
+    assert.deepEqual(await storedCodes(), before, 'the backup codes are unchanged');
+    assertError(await call('/api/auth/2fa/disable', session, { code: 'zzzzz-zzzzz' }), 400, 'INVALID_2FA_CODE');
+    assert.equal((await login(server, 'stolen-token@example.com')).statusCode, 202, '2FA is still on');
+  });
+
+  it('regenerate takes a TOTP or backup code in the body, and none within 10 minutes of a 2FA sign-in of the same session', async (t) => {
+    const clock = freezeClock(t);
+    const { session, secret } = await enabledUser('reauth@example.com', clock.now());
+    clock.tick(STEP);
+    const withTotp = await call('/api/auth/2fa/regenerate', session, { code: totpAt(secret, clock.now()) });
+    assert.equal(withTotp.statusCode, 200, withTotp.body);
+    const [spent, ...rest] = withTotp.json().backup_codes as string[];
+    const withBackup = await call('/api/auth/2fa/regenerate', session, { code: spent });
+    assert.equal(withBackup.statusCode, 200, withBackup.body);
+    assertError(await call('/api/auth/2fa/regenerate', session, { code: rest[0] }), 400, 'INVALID_2FA_CODE');
+
+    clock.tick(STEP);
+    const signedIn = await twoFactorLogin(await startLogin('reauth@example.com'), totpAt(secret, clock.now()));
+    assert.equal(signedIn.statusCode, 200, signedIn.body);
+    const twoFactorSession = { bearer: { authorization: `Bearer ${cookie(signedIn, 'access_token')?.value}` } } as SignedIn;
+    assert.equal((await call('/api/auth/2fa/regenerate', twoFactorSession)).statusCode, 200, 'just signed in with 2FA');
+    // Only that session's own sign-in counts.
+    assertError(await call('/api/auth/2fa/regenerate', session), 403, 'REAUTHENTICATION_REQUIRED');
+    clock.tick(10 * 60_000 - 1000);
+    assert.equal((await call('/api/auth/2fa/regenerate', twoFactorSession)).statusCode, 200, 'still within 10 minutes');
+    clock.tick(1000);
+    assertError(await call('/api/auth/2fa/regenerate', twoFactorSession), 403, 'REAUTHENTICATION_REQUIRED');
   });
 
   it('disable needs a valid TOTP or backup code (400 otherwise); then login is one step again', async (t) => {

@@ -10,6 +10,7 @@ import {
   EmailField,
   Login2FARequiredResponse,
   LoginResponse,
+  MessageResponse,
   NoContent,
   OpaqueTokenField,
   PasswordField,
@@ -56,7 +57,7 @@ export function registerSignInRoutes(app: HttpApp, deps: SignInRouteDeps): void 
     {
       schema: {
         tags: TAGS,
-        summary: 'Complete a sign-in with a TOTP or backup code',
+        summary: 'Complete a sign-in with a TOTP code, the e-mailed code or a backup code',
         description:
           'Answers the User and sets the access_token and refresh_token cookies (a bearer client reads its tokens from them). 401 INVALID_2FA_LOGIN_CODE for a wrong code; 401 TEMP_TOKEN_EXPIRED once the temp_token expired (5 minutes) or 5 wrong codes burned it.',
         security: [],
@@ -72,13 +73,32 @@ export function registerSignInRoutes(app: HttpApp, deps: SignInRouteDeps): void 
   );
 
   app.post(
+    '/api/auth/2fa/email/resend',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Mail a new sign-in code for a 202 answer of type email; the previous code stops working',
+        description:
+          'At most one code per 30 s per temp_token: within that (and for a totp sign-in) the answer is the same and no mail is sent. 401 TEMP_TOKEN_EXPIRED once the temp_token is used, expired or burned.',
+        security: [],
+        body: Type.Object({ temp_token: OpaqueTokenField }, strictBody),
+        response: { 200: MessageResponse },
+      },
+    },
+    async (request) => {
+      await signIn.resendTwoFactorCode(request.body.temp_token);
+      return { message: 'If this sign-in waits for an e-mailed code, a new one is on its way' };
+    },
+  );
+
+  app.post(
     '/api/auth/refresh',
     {
       schema: {
         tags: TAGS,
         summary: 'Exchange a refresh token for new tokens (rotation)',
         description:
-          'The token comes from the body or the refresh_token cookie; the body may be omitted. Each refresh token works once: it is replaced by the one returned. Presenting a replaced token more than 10 s after its replacement ends the whole sign-in (401 REFRESH_TOKEN_REUSED).',
+          'The token comes from the body or the refresh_token cookie; the body may be omitted. Each refresh token works once: it is replaced by the one returned. Presenting a replaced token again within 10 s answers the same replacement; later it ends the whole sign-in (401 REFRESH_TOKEN_REUSED).',
         security: [],
         body: Type.Object({ refreshToken: Type.Optional(OpaqueTokenField) }, strictBody),
         response: { 200: LoginResponse },
@@ -159,8 +179,8 @@ export async function sendLoginOutcome(
     return reply.code(202).send({
       require_2fa: true,
       temp_token: outcome.tempToken,
-      type: 'totp',
-      message: 'Enter the code from your authenticator app, or a backup code',
+      type: outcome.type,
+      message: outcome.type === 'email' ? 'Enter the code we e-mailed you, or a backup code' : 'Enter the code from your authenticator app, or a backup code',
     });
   }
   setSessionCookies(reply, cookies, outcome.session);

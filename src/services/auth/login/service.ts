@@ -2,8 +2,10 @@ import { randomToken } from '../../../platform/crypto.ts';
 import { AppError } from '../../../platform/http/errors.ts';
 import type { RateLimiter } from '../../../platform/rate-limit.ts';
 import { AUTH_RATE_RULES, enforceLimit } from '../rate-limits.ts';
+import { RESEND_COOLDOWN_MS } from '../registration/service.ts';
 import type { RefreshTokenService } from '../sessions/refresh-tokens.ts';
 import type { SessionService } from '../sessions/service.ts';
+import type { TwoFactorMethod } from '../tables.ts';
 import type { AccessTokenIssuer, AccessTokenVerifier } from '../tokens/access-tokens.ts';
 import type { OneTimeTokens } from '../tokens/one-time-tokens.ts';
 import type { TwoFactorService } from '../two-factor/service.ts';
@@ -26,7 +28,7 @@ export interface SignedIn {
   user: UserRow;
 }
 
-export type LoginOutcome = { kind: 'signed-in'; session: SignedIn } | { kind: 'two-factor'; tempToken: string };
+export type LoginOutcome = { kind: 'signed-in'; session: SignedIn } | { kind: 'two-factor'; tempToken: string; type: TwoFactorMethod };
 
 export interface SignInDeps {
   users: UserRepository;
@@ -63,24 +65,42 @@ export class SignInService {
 
   /**
    * Signs in an account whose owner is already identified (by password, or by a social provider):
-   * the 403 checks, then the second factor when enabled, else a session.
+   * the 403 checks, then the second factor when enabled (e-mail: a code bound to the temp_token is
+   * mailed), else a session.
    */
   async signInIdentified(user: UserRow, client: ClientInfo, options: { requireVerified: boolean }): Promise<LoginOutcome> {
     assertMaySignIn(user, options);
-    if (await this.deps.twoFactor.isEnabled(user.id)) {
-      const { token } = await this.deps.oneTimeTokens.issue('two_factor_login', user.id, this.deps.tempTokenTtlSeconds);
-      return { kind: 'two-factor', tempToken: token };
+    const { twoFactor, oneTimeTokens, tempTokenTtlSeconds } = this.deps;
+    const method = await twoFactor.methodOf(user.id);
+    if (method) {
+      const { token, code } = await oneTimeTokens.issue('two_factor_login', user.id, tempTokenTtlSeconds, { withCode: method === 'email' });
+      if (code !== undefined) twoFactor.mailSignInCode(user, code);
+      return { kind: 'two-factor', tempToken: token, type: method };
     }
     return { kind: 'signed-in', session: await this.startSession(user, client) };
   }
 
-  /** POST /2fa/login: 5 wrong codes burn the temp token; a TOTP step or backup code is accepted once. */
+  /**
+   * POST /2fa/email/resend: a new code for an e-mail 2FA sign-in, replacing the previous one, at most
+   * every 30 s. Throttled (or a TOTP sign-in) it quietly sends nothing; only a dead temp_token is refused.
+   */
+  async resendTwoFactorCode(tempToken: string): Promise<void> {
+    const { oneTimeTokens, twoFactor, users } = this.deps;
+    const row = await oneTimeTokens.find('two_factor_login', tempToken);
+    if (!row) throw new AppError('TEMP_TOKEN_EXPIRED');
+    if ((await twoFactor.methodOf(row.user_id)) !== 'email') return;
+    const code = await oneTimeTokens.replaceCode(row, RESEND_COOLDOWN_MS);
+    const user = code === undefined ? undefined : await users.findById(row.user_id);
+    if (code !== undefined && user) twoFactor.mailSignInCode(user, code);
+  }
+
+  /** POST /2fa/login: 5 wrong codes burn the temp token; a TOTP step, the mailed code or a backup code is accepted once. */
   async completeTwoFactor(tempToken: string, code: string, client: ClientInfo): Promise<SignedIn> {
     const { oneTimeTokens, twoFactor, users } = this.deps;
     const row = await oneTimeTokens.find('two_factor_login', tempToken);
     if (!row) throw new AppError('TEMP_TOKEN_EXPIRED');
     await enforceLimit(this.deps.limiter, AUTH_RATE_RULES.twoFactorCode, String(row.user_id));
-    const result = await oneTimeTokens.attempt(row, () => twoFactor.acceptCode(row.user_id, code));
+    const result = await oneTimeTokens.attempt(row, () => twoFactor.acceptCode(row.user_id, code, row));
     if (result === 'exhausted') throw new AppError('TEMP_TOKEN_EXPIRED');
     if (result === 'rejected') throw new AppError('INVALID_2FA_LOGIN_CODE');
     if (!(await oneTimeTokens.consume(row))) throw new AppError('TEMP_TOKEN_EXPIRED');
@@ -88,7 +108,7 @@ export class SignInService {
     if (!user) throw new AppError('TEMP_TOKEN_EXPIRED');
     // The first step already applied its method's verification rule (a Facebook account may be unverified).
     assertMaySignIn(user, { requireVerified: false });
-    return this.startSession(user, client);
+    return this.startSession(user, client, { twoFactorAt: Date.now() });
   }
 
   async refresh(refreshToken: string): Promise<SignedIn> {
@@ -123,9 +143,9 @@ export class SignInService {
     return (await this.deps.statuses.isActive(subject.userId)) ? { userId: subject.userId, email: subject.email } : null;
   }
 
-  private async startSession(user: UserRow, client: ClientInfo): Promise<SignedIn> {
+  private async startSession(user: UserRow, client: ClientInfo, secondFactor: { twoFactorAt?: number } = {}): Promise<SignedIn> {
     const { sessions, accessTokens, refreshTokens } = this.deps;
-    const sessionId = await sessions.start({ userId: user.id, ip: client.ip, userAgent: client.userAgent ?? null });
+    const sessionId = await sessions.start({ userId: user.id, ip: client.ip, userAgent: client.userAgent ?? null, ...secondFactor });
     const accessToken = await accessTokens.issue({ userId: user.id, email: user.email, sessionId });
     const refreshToken = await refreshTokens.issue(sessionId, user.id);
     return { accessToken, refreshToken, expiresIn: accessTokens.ttl, sessionId, user };

@@ -17,6 +17,61 @@ export interface PasswordResetMail {
   ttlSeconds: number;
 }
 
+/** Why a second-factor code is mailed: a sign-in, turning e-mail 2FA on, or confirming a change of 2FA. */
+export type TwoFactorCodeReason = 'sign-in' | 'setup' | 'confirm';
+
+export interface TwoFactorCodeMail {
+  appName: string;
+  to: string;
+  name: string | null;
+  code: string;
+  reason: TwoFactorCodeReason;
+  ttlSeconds: number;
+}
+
+const TWO_FACTOR_TEXTS: Record<TwoFactorCodeReason, { subject: (app: string) => string; purpose: string; unasked: string }> = {
+  'sign-in': {
+    subject: (app) => `Your ${app} sign-in code`,
+    purpose: 'To finish signing in, enter this code',
+    unasked: 'If you did not just sign in, someone knows your password: change it.',
+  },
+  setup: {
+    subject: (app) => `Confirm two-factor authentication by e-mail for ${app}`,
+    purpose: 'To receive a code by e-mail at every sign-in from now on, enter this code',
+    unasked: 'If you did not ask for this, someone may be signed in to your account: change your password.',
+  },
+  confirm: {
+    subject: (app) => `Your ${app} security code`,
+    purpose: 'To change your two-factor authentication settings, enter this code',
+    unasked: 'If you did not ask for this, someone may be signed in to your account: change your password.',
+  },
+};
+
+/** The code is in the body only, never in the subject (lock-screen previews show subjects). */
+export function twoFactorCodeMail(mail: TwoFactorCodeMail): MailMessage {
+  const texts = TWO_FACTOR_TEXTS[mail.reason];
+  const lasts = duration(mail.ttlSeconds);
+  const text = [
+    greeting(mail.name),
+    '',
+    `${texts.purpose} in ${mail.appName}.`,
+    `Your code: ${mail.code}`,
+    '',
+    `It works once and expires in ${lasts}.`,
+    texts.unasked,
+  ].join('\n');
+  const html = page(
+    mail.appName,
+    [
+      `<p>${escapeHtml(greeting(mail.name))}</p>`,
+      `<p>${escapeHtml(texts.purpose)} in ${escapeHtml(mail.appName)}:</p>`,
+      `<p style="font-size:28px;font-weight:bold;letter-spacing:6px;font-family:monospace">${escapeHtml(mail.code)}</p>`,
+      `<p style="color:#666">It works once and expires in ${escapeHtml(lasts)}. ${escapeHtml(texts.unasked)}</p>`,
+    ].join('\n'),
+  );
+  return { to: mail.to, subject: texts.subject(mail.appName), text, html, links: [] };
+}
+
 export function verificationMail(mail: VerificationMail): MailMessage {
   const lasts = duration(mail.ttlSeconds);
   const text = [

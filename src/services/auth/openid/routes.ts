@@ -39,7 +39,7 @@ const CallbackParameters = {
   error: CallbackField,
   error_description: CallbackField,
 };
-const CALLBACK_DESCRIPTION = `Every outcome is a 303 redirect. ret=web: {WEB_URL}?openid=success&access_token=… (and the access_token and refresh_token cookies), {WEB_URL}/login/2fa?token=<temp_token>&type=totp, {WEB_URL}/login?error=<reason>. ret=app: {APP_SCHEME}://oauthredirect?openid=success&access_token=…, …?openid=2fa&token=…&type=totp, …?openid=error&error=<reason>. Reasons: ${REASONS}. See docs/social-login.md.`;
+const CALLBACK_DESCRIPTION = `Every outcome is a 303 redirect. ret=web: {WEB_URL}?openid=success&access_token=… (and the access_token and refresh_token cookies), {WEB_URL}/login/2fa?token=<temp_token>&type=totp|email, {WEB_URL}/login?error=<reason>. ret=app: {APP_SCHEME}://oauthredirect?openid=success&access_token=…, …?openid=2fa&token=…&type=totp|email, …?openid=error&error=<reason>. Reasons: ${REASONS}. See docs/social-login.md.`;
 
 export async function registerOpenIdRoutes(app: HttpApp, deps: OpenIdRouteDeps): Promise<void> {
   const { openId, profiles, cookies } = deps;

@@ -87,7 +87,7 @@ export class OpenIdService {
       const user = await this.deps.accounts.resolve(pending.provider, profile);
       const outcome = await this.deps.signIn.signInIdentified(user, client, { requireVerified: false });
       if (outcome.kind === 'two-factor') {
-        return { location: this.redirect({ kind: 'two-factor', tempToken: outcome.tempToken }, pending.ret), session: undefined };
+        return { location: this.redirect({ kind: 'two-factor', tempToken: outcome.tempToken, type: outcome.type }, pending.ret), session: undefined };
       }
       return {
         location: this.redirect({ kind: 'success', accessToken: outcome.session.accessToken }, pending.ret),

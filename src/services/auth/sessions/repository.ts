@@ -8,6 +8,7 @@ export interface NewSession {
   expiresAt: number;
   ip: string | null;
   userAgent: string | null;
+  twoFactorAt: number | null;
 }
 
 export class SessionRepository {
@@ -27,6 +28,7 @@ export class SessionRepository {
         revoked_at: null,
         ip: session.ip,
         user_agent: session.userAgent,
+        two_factor_at: session.twoFactorAt,
       })
       .execute();
   }
@@ -91,38 +93,57 @@ export class SessionRepository {
   }
 }
 
+export interface NewRefreshToken {
+  tokenHash: string;
+  sessionId: string;
+  userId: number;
+  createdAt: number;
+  expiresAt: number;
+}
+
 export class RefreshTokenRepository {
   private readonly db: Kysely<AuthTables>;
   constructor(db: Kysely<AuthTables>) {
     this.db = db;
   }
 
-  async insert(token: { tokenHash: string; sessionId: string; userId: number; createdAt: number; expiresAt: number }): Promise<void> {
-    await this.db
-      .insertInto('refresh_tokens')
-      .values({
-        token_hash: token.tokenHash,
-        session_id: token.sessionId,
-        user_id: token.userId,
-        created_at: token.createdAt,
-        expires_at: token.expiresAt,
-        rotated_at: null,
-      })
-      .execute();
+  insert(token: NewRefreshToken): Promise<void> {
+    return insertToken(this.db, token);
   }
 
   find(tokenHash: string) {
     return this.db.selectFrom('refresh_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
   }
 
-  /** Marks the token rotated; false when another request rotated it first. */
-  async markRotated(tokenHash: string, now: number): Promise<boolean> {
-    const result = await this.db
-      .updateTable('refresh_tokens')
-      .set({ rotated_at: now })
-      .where('token_hash', '=', tokenHash)
-      .where('rotated_at', 'is', null)
-      .executeTakeFirst();
-    return result.numUpdatedRows > 0n;
+  /**
+   * Marks the token rotated and stores its successor in one transaction, so whoever sees the token
+   * rotated finds the successor stored too. False when another request rotated it first.
+   */
+  async rotate(tokenHash: string, successor: NewRefreshToken, now: number): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const result = await trx
+        .updateTable('refresh_tokens')
+        .set({ rotated_at: now })
+        .where('token_hash', '=', tokenHash)
+        .where('rotated_at', 'is', null)
+        .executeTakeFirst();
+      if (result.numUpdatedRows === 0n) return false;
+      await insertToken(trx, successor);
+      return true;
+    });
   }
+}
+
+async function insertToken(db: Kysely<AuthTables>, token: NewRefreshToken): Promise<void> {
+  await db
+    .insertInto('refresh_tokens')
+    .values({
+      token_hash: token.tokenHash,
+      session_id: token.sessionId,
+      user_id: token.userId,
+      created_at: token.createdAt,
+      expires_at: token.expiresAt,
+      rotated_at: null,
+    })
+    .execute();
 }

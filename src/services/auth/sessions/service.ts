@@ -7,6 +7,8 @@ export interface SessionStart {
   userId: number;
   ip?: string | null;
   userAgent?: string | null;
+  /** Set when the sign-in passed the second factor. */
+  twoFactorAt?: number;
 }
 
 /** Login sessions: each access and refresh token belongs to one; revoking it ends them all. */
@@ -33,8 +35,15 @@ export class SessionService {
       expiresAt: now + this.sessionTtlMs,
       ip: start.ip ?? null,
       userAgent: start.userAgent?.slice(0, 512) ?? null,
+      twoFactorAt: start.twoFactorAt ?? null,
     });
     return id;
+  }
+
+  /** When the sign-in of this live session of the user passed the second factor; null when it did not, or the session has ended. */
+  async twoFactorPassedAt(id: string, userId: number): Promise<number | null> {
+    const session = await this.repository.findActive(id, Date.now());
+    return session !== undefined && session.user_id === userId ? session.two_factor_at : null;
   }
 
   async isActive(id: string): Promise<boolean> {

@@ -17,6 +17,7 @@ export class OneTimeTokenRepository {
         purpose: row.purpose,
         user_id: row.userId,
         code_hash: row.codeHash,
+        code_sent_at: row.codeHash === null ? null : row.createdAt,
         created_at: row.createdAt,
         expires_at: row.expiresAt,
         consumed_at: null,
@@ -85,6 +86,19 @@ export class OneTimeTokenRepository {
       .returning('failed_attempts')
       .executeTakeFirst();
     return row?.failed_attempts;
+  }
+
+  /** Puts a new code on a live token whose code was sent at or before `sentBefore`; false otherwise. */
+  async replaceCode(tokenHash: string, codeHash: string, now: number, sentBefore: number): Promise<boolean> {
+    const result = await this.db
+      .updateTable('one_time_tokens')
+      .set({ code_hash: codeHash, code_sent_at: now })
+      .where('token_hash', '=', tokenHash)
+      .where('consumed_at', 'is', null)
+      .where('expires_at', '>', now)
+      .where('code_sent_at', '<=', sentBefore)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
   }
 
   async burn(tokenHash: string, now: number): Promise<void> {

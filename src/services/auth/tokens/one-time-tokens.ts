@@ -3,14 +3,19 @@ import { randomToken, safeEqual, sha256 } from '../../../platform/crypto.ts';
 import type { AuthKeys } from '../keys.ts';
 import type { OneTimeTokenRepository, OneTimeTokenRow } from './one-time-repository.ts';
 
-export type OneTimePurpose = 'email_verification' | 'password_reset' | 'two_factor_login';
+/**
+ * two_factor_login: the temp_token between password and second factor (with the mailed code when the
+ * second factor is e-mail); two_factor_email_setup and two_factor_email_code: a mailed code alone,
+ * confirming e-mail 2FA's setup, or a change of 2FA by a signed-in user.
+ */
+export type OneTimePurpose = 'email_verification' | 'password_reset' | 'two_factor_login' | 'two_factor_email_setup' | 'two_factor_email_code';
 
 /** Wrong codes a verification code or a two-factor sign-in survives; the next wrong one burns it. */
 export const MAX_CODE_ATTEMPTS = 5;
 
 export interface IssuedToken {
   token: string;
-  /** The 6-digit code mailed beside a verification link. */
+  /** The 6-digit code to mail with it. */
   code: string | undefined;
 }
 
@@ -35,7 +40,7 @@ export class OneTimeTokens {
     if (options.replace) await this.repository.consumeAllOfUser(purpose, userId, now);
     const token = randomToken(32);
     const tokenHash = sha256(token);
-    const code = options.withCode ? String(randomInt(0, 1_000_000)).padStart(6, '0') : undefined;
+    const code = options.withCode ? newCode() : undefined;
     await this.repository.insert({
       tokenHash,
       purpose,
@@ -58,6 +63,17 @@ export class OneTimeTokens {
   /** When the user's latest token of this purpose was issued (live or not). */
   lastIssuedAt(purpose: OneTimePurpose, userId: number): Promise<number | undefined> {
     return this.repository.latestCreatedAt(purpose, userId);
+  }
+
+  /**
+   * A new code for a live token, replacing its code, unless the current one was sent less than
+   * `cooldownMs` ago (or the token is used or expired): then undefined and nothing changes.
+   */
+  async replaceCode(row: OneTimeTokenRow, cooldownMs: number): Promise<string | undefined> {
+    const now = Date.now();
+    const code = newCode();
+    const replaced = await this.repository.replaceCode(row.token_hash, this.keys.codeDigest(row.token_hash, code), now, now - cooldownMs);
+    return replaced ? code : undefined;
   }
 
   consume(row: OneTimeTokenRow): Promise<boolean> {
@@ -90,4 +106,8 @@ export class OneTimeTokens {
   purgeExpired(): Promise<void> {
     return this.repository.purgeExpiredBefore(Date.now() - 86_400_000);
   }
+}
+
+function newCode(): string {
+  return String(randomInt(0, 1_000_000)).padStart(6, '0');
 }

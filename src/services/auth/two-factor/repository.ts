@@ -1,5 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
 import type { AuthTables, TwoFactorTable } from '../tables.ts';
+import { isUniqueViolation } from '../users/repository.ts';
 
 export type TwoFactorRow = Selectable<TwoFactorTable>;
 
@@ -33,7 +34,7 @@ export class TwoFactorRepository {
       if (existing) {
         await trx
           .updateTable('two_factor')
-          .set({ pending_secret: sealedSecret, pending_expires_at: expiresAt, updated_at: now })
+          .set({ method: 'totp', pending_secret: sealedSecret, pending_expires_at: expiresAt, updated_at: now })
           .where('user_id', '=', userId)
           .execute();
       } else {
@@ -41,6 +42,7 @@ export class TwoFactorRepository {
           .insertInto('two_factor')
           .values({
             user_id: userId,
+            method: 'totp',
             secret: null,
             enabled_at: null,
             last_used_step: 0,
@@ -62,7 +64,7 @@ export class TwoFactorRepository {
     return this.db.transaction().execute(async (trx) => {
       const result = await trx
         .updateTable('two_factor')
-        .set({ secret: pendingSecret, enabled_at: now, last_used_step: step, pending_secret: null, pending_expires_at: null, updated_at: now })
+        .set({ method: 'totp', secret: pendingSecret, enabled_at: now, last_used_step: step, pending_secret: null, pending_expires_at: null, updated_at: now })
         .where('user_id', '=', userId)
         .where('enabled_at', 'is', null)
         .where('pending_secret', '=', pendingSecret)
@@ -71,6 +73,31 @@ export class TwoFactorRepository {
       await replaceCodes(trx, userId, codeHashes, now);
       return true;
     });
+  }
+
+  /**
+   * Turns e-mail as the second factor on, with a new set of backup codes; a pending TOTP setup is
+   * dropped. False when 2FA (either method) is on already, also when a concurrent request won.
+   */
+  async enableEmail(userId: number, codeHashes: string[], now: number): Promise<boolean> {
+    const enabled = { method: 'email', secret: null, enabled_at: now, last_used_step: 0, pending_secret: null, pending_expires_at: null, updated_at: now } as const;
+    try {
+      return await this.db.transaction().execute(async (trx) => {
+        const existing = await trx.selectFrom('two_factor').select('enabled_at').where('user_id', '=', userId).executeTakeFirst();
+        if (existing) {
+          const result = await trx.updateTable('two_factor').set(enabled).where('user_id', '=', userId).where('enabled_at', 'is', null).executeTakeFirst();
+          if (result.numUpdatedRows === 0n) return false;
+        } else {
+          await trx.insertInto('two_factor').values({ user_id: userId, ...enabled }).execute();
+        }
+        await replaceCodes(trx, userId, codeHashes, now);
+        return true;
+      });
+    } catch (error) {
+      // A concurrent first setup inserted the row first.
+      if (isUniqueViolation(error)) return false;
+      throw error;
+    }
   }
 
   /** Records `step` as used; false when it (or a later step) was used already: a replay. */

@@ -2,7 +2,11 @@ import { AppError } from '../../../platform/http/errors.ts';
 import type { RateLimiter } from '../../../platform/rate-limit.ts';
 import type { AuthKeys } from '../keys.ts';
 import { AUTH_RATE_RULES, enforceLimit } from '../rate-limits.ts';
+import type { SessionService } from '../sessions/service.ts';
+import type { TwoFactorMethod } from '../tables.ts';
+import type { OneTimeTokenRow } from '../tokens/one-time-repository.ts';
 import { backupCodeMatches, hashBackupCode, newBackupCodes, normalizeBackupCode } from './backup-codes.ts';
+import type { CodeRecipient, EmailCodes } from './email-codes.ts';
 import type { TwoFactorRepository, TwoFactorRow } from './repository.ts';
 import { base32, matchingStep, newTotpSecret, otpauthUrl } from './totp.ts';
 
@@ -11,27 +15,52 @@ export interface TwoFactorSetup {
   otpauth_url: string;
 }
 
+/** A sign-in that passed the second factor this recently stands in for a code when the backup codes are replaced. */
+export const REAUTHENTICATION_WINDOW_MS = 10 * 60_000;
+
+export interface TwoFactorDeps {
+  repository: TwoFactorRepository;
+  keys: AuthKeys;
+  emailCodes: EmailCodes;
+  sessions: SessionService;
+  limiter: RateLimiter;
+  /** APP_NAME, shown in authenticator apps. */
+  issuer: string;
+  setupTtlSeconds: number;
+}
+
 /**
- * TOTP two-factor authentication (spec §3.1): setup holds a secret for TOTP_SETUP_TTL, verify turns
- * it on with 10 single-use backup codes, and a code's time step is never accepted twice.
+ * Two-factor authentication, by TOTP (spec §3.1) or by e-mailed codes (DESIGN §5.2), one method at a
+ * time. Setup is pending until confirmed with a first code (TOTP_SETUP_TTL); confirming turns it on
+ * with 10 single-use backup codes. A TOTP time step is never accepted twice.
  */
 export class TwoFactorService {
   private readonly repository: TwoFactorRepository;
   private readonly keys: AuthKeys;
+  private readonly emailCodes: EmailCodes;
+  private readonly sessions: SessionService;
+  private readonly limiter: RateLimiter;
   private readonly issuer: string;
   private readonly setupTtlMs: number;
-  private readonly limiter: RateLimiter;
 
-  constructor(repository: TwoFactorRepository, keys: AuthKeys, options: { issuer: string; setupTtlSeconds: number; limiter: RateLimiter }) {
-    this.repository = repository;
-    this.keys = keys;
-    this.issuer = options.issuer;
-    this.setupTtlMs = options.setupTtlSeconds * 1000;
-    this.limiter = options.limiter;
+  constructor(deps: TwoFactorDeps) {
+    this.repository = deps.repository;
+    this.keys = deps.keys;
+    this.emailCodes = deps.emailCodes;
+    this.sessions = deps.sessions;
+    this.limiter = deps.limiter;
+    this.issuer = deps.issuer;
+    this.setupTtlMs = deps.setupTtlSeconds * 1000;
   }
 
   async isEnabled(userId: number): Promise<boolean> {
     return isOn(await this.repository.find(userId));
+  }
+
+  /** The method that is on; undefined when 2FA is off. */
+  async methodOf(userId: number): Promise<TwoFactorMethod | undefined> {
+    const row = await this.repository.find(userId);
+    return row && isOn(row) ? row.method : undefined;
   }
 
   enabledAmong(userIds: number[]): Promise<Set<number>> {
@@ -61,8 +90,52 @@ export class TwoFactorService {
     return codes;
   }
 
-  async regenerate(userId: number): Promise<string[]> {
+  /** POST /2fa/email/setup: mails a code that turns e-mail 2FA on (at most one mail per 30 s). */
+  async startEmailSetup(user: CodeRecipient): Promise<void> {
+    if (await this.isEnabled(user.id)) throw new AppError('TWO_FACTOR_ALREADY_ENABLED');
+    await this.emailCodes.send('two_factor_email_setup', user);
+  }
+
+  /** POST /2fa/email/verify: the mailed code turns e-mail 2FA on; returns the backup codes, shown this once. */
+  async verifyEmailSetup(userId: number, code: string): Promise<string[]> {
+    await enforceLimit(this.limiter, AUTH_RATE_RULES.twoFactorCode, String(userId));
+    if (await this.isEnabled(userId)) throw new AppError('TWO_FACTOR_ALREADY_ENABLED');
+    const taken = await this.emailCodes.take('two_factor_email_setup', userId, code.replace(/\s/g, ''));
+    if (taken === 'missing') {
+      throw new AppError('TWO_FACTOR_SETUP_REQUIRED', 'No e-mail setup is pending; call POST /api/auth/2fa/email/setup first (its code lasts 10 minutes)');
+    }
+    if (taken === 'rejected') throw new AppError('INVALID_2FA_CODE');
+    const codes = newBackupCodes();
+    const hashes = await Promise.all(codes.map(hashBackupCode));
+    if (!(await this.repository.enableEmail(userId, hashes, Date.now()))) throw new AppError('TWO_FACTOR_ALREADY_ENABLED');
+    return codes;
+  }
+
+  /** POST /2fa/email/code: a code for /2fa/disable or /2fa/regenerate, for a user with e-mail 2FA (at most one mail per 30 s). */
+  async sendConfirmationCode(user: CodeRecipient): Promise<void> {
+    if ((await this.methodOf(user.id)) !== 'email') throw new AppError('TWO_FACTOR_NOT_ENABLED', 'E-mail two-factor authentication is not enabled');
+    await this.emailCodes.send('two_factor_email_code', user);
+  }
+
+  /** Mails the code of an e-mail 2FA sign-in, issued with its temp_token. */
+  mailSignInCode(user: CodeRecipient, code: string): void {
+    this.emailCodes.mailSignInCode(user, code);
+  }
+
+  /**
+   * New backup codes, only against a second factor (a stolen access token alone must not yield codes
+   * that then disable 2FA): a valid code, or else this session's sign-in having passed 2FA within
+   * the last 10 minutes.
+   */
+  async regenerate(identity: { userId: number; sessionId: string }, code: string | undefined): Promise<string[]> {
+    const { userId } = identity;
     if (!(await this.isEnabled(userId))) throw new AppError('TWO_FACTOR_NOT_ENABLED');
+    if (code !== undefined) {
+      await this.requireCode(userId, code);
+    } else {
+      const passedAt = await this.sessions.twoFactorPassedAt(identity.sessionId, userId);
+      if (passedAt === null || Date.now() - passedAt >= REAUTHENTICATION_WINDOW_MS) throw new AppError('REAUTHENTICATION_REQUIRED');
+    }
     const codes = newBackupCodes();
     await this.repository.replaceBackupCodes(userId, await Promise.all(codes.map(hashBackupCode)), Date.now());
     return codes;
@@ -70,20 +143,30 @@ export class TwoFactorService {
 
   async disable(userId: number, code: string): Promise<void> {
     if (!(await this.isEnabled(userId))) throw new AppError('TWO_FACTOR_NOT_ENABLED');
-    await enforceLimit(this.limiter, AUTH_RATE_RULES.twoFactorCode, String(userId));
-    if (!(await this.acceptCode(userId, code))) throw new AppError('INVALID_2FA_CODE');
+    await this.requireCode(userId, code);
     await this.repository.disable(userId);
   }
 
+  /** A code of the enabled second factor, within the per-user limit; else 400 INVALID_2FA_CODE (never 401: clients refresh on 401). */
+  private async requireCode(userId: number, code: string): Promise<void> {
+    await enforceLimit(this.limiter, AUTH_RATE_RULES.twoFactorCode, String(userId));
+    if (!(await this.acceptCode(userId, code))) throw new AppError('INVALID_2FA_CODE');
+  }
+
   /**
-   * A TOTP code (its step then spent) or an unused backup code (then spent). False for anything
-   * else, including a replayed step and a backup code used before.
+   * A code of the method that is on (its TOTP step then spent; a mailed code then spent, or during a
+   * sign-in the one bound to its temp_token), or an unused backup code (then spent). False for
+   * anything else, including a replayed step and a backup code used before.
    */
-  async acceptCode(userId: number, input: string): Promise<boolean> {
+  async acceptCode(userId: number, input: string, signIn?: OneTimeTokenRow): Promise<boolean> {
     const row = await this.repository.find(userId);
-    if (!row || !isOn(row) || row.secret === null) return false;
+    if (!row || !isOn(row)) return false;
     const code = input.replace(/\s/g, '');
     if (/^\d{6}$/.test(code)) {
+      if (row.method === 'email') {
+        return signIn ? this.emailCodes.matchesSignInCode(signIn, code) : (await this.emailCodes.take('two_factor_email_code', userId, code)) === 'accepted';
+      }
+      if (row.secret === null) return false;
       const step = matchingStep(this.keys.open(row.secret, context(userId)), code);
       return step !== undefined && (await this.repository.claimStep(userId, step));
     }

@@ -53,6 +53,22 @@ export class UserRepository {
   }
 
   /**
+   * Sets the password and, in the same transaction, removes every other way into the account: 2FA
+   * and backup codes, refresh tokens, social identities, and pending links, codes and 2FA sign-ins.
+   * Sessions are the caller's to revoke (their revocation is announced to every process).
+   */
+  async replaceCredentials(id: number, passwordHash: string, now: number): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx.updateTable('users').set({ password_hash: passwordHash, updated_at: now }).where('id', '=', id).execute();
+      await trx.deleteFrom('backup_codes').where('user_id', '=', id).execute();
+      await trx.deleteFrom('two_factor').where('user_id', '=', id).execute();
+      await trx.deleteFrom('refresh_tokens').where('user_id', '=', id).execute();
+      await trx.deleteFrom('openid_identities').where('user_id', '=', id).execute();
+      await trx.updateTable('one_time_tokens').set({ consumed_at: now }).where('user_id', '=', id).where('consumed_at', 'is', null).execute();
+    });
+  }
+
+  /**
    * Removes the account and its credentials in one transaction. Password-reset tokens stay until
    * they expire, so a reset link of a deleted account answers "user not found" rather than "invalid".
    */

@@ -15,6 +15,12 @@ export interface NewAccount {
   attributes?: Record<string, unknown>;
 }
 
+export interface AdministratorStart {
+  user: UserRow;
+  /** restored: an administrator re-enabled; taken-over: a non-administrator given ADMIN_PASSWORD, its other credentials removed. */
+  outcome: 'created' | 'unchanged' | 'restored' | 'taken-over';
+}
+
 /** Account lifecycle: creation and deletion, with the domain events other modules follow. */
 export class AccountService {
   private readonly users: UserRepository;
@@ -50,14 +56,16 @@ export class AccountService {
   }
 
   /**
-   * ADMIN_EMAIL/ADMIN_PASSWORD at start: creates that administrator, verified, when absent; an
-   * existing account is made a verified, enabled administrator and keeps its password.
+   * ADMIN_EMAIL/ADMIN_PASSWORD at start. Absent: created, verified. An administrator already: made
+   * enabled, verified and non-expiring, credentials untouched (an administrator chose them). Any other
+   * account was registered by someone the operator never vouched for, so it is taken over: its
+   * password becomes ADMIN_PASSWORD and every credential it had ends before it is promoted.
    */
-  async ensureAdministrator(email: string, password: string): Promise<UserRow> {
+  async ensureAdministrator(email: string, password: string): Promise<AdministratorStart> {
     const existing = await this.users.findByEmail(email);
     if (!existing) {
       try {
-        return await this.create({ email, password, administrator: true, emailVerified: true });
+        return { user: await this.create({ email, password, administrator: true, emailVerified: true }), outcome: 'created' };
       } catch (error) {
         // Another instance starting beside this one created it first.
         if (!isUniqueViolation(error)) throw error;
@@ -65,7 +73,13 @@ export class AccountService {
       }
     }
     if (existing.administrator === 1 && existing.disabled === 0 && existing.email_verified_at !== null && existing.expiration_time === null) {
-      return existing;
+      return { user: existing, outcome: 'unchanged' };
+    }
+    const takeOver = existing.administrator === 0;
+    if (takeOver) {
+      // Password first, then the sessions: a sign-in racing with this can only succeed with ADMIN_PASSWORD.
+      await this.users.replaceCredentials(existing.id, await hashPassword(password), Date.now());
+      await this.sessions.revokeAllOfUser(existing.id);
     }
     const now = Date.now();
     const updated = await this.users.update(existing.id, {
@@ -76,7 +90,7 @@ export class AccountService {
       updated_at: now,
     });
     await this.bus.publish('auth.user.changed', { userId: existing.id });
-    return updated ?? existing;
+    return { user: updated ?? existing, outcome: takeOver ? 'taken-over' : 'restored' };
   }
 
   /**

@@ -144,6 +144,11 @@ describeEachEngine('social login: the redirect flow against a local OpenID provi
     const completed = await server.app.inject({ method: 'POST', url: '/api/auth/2fa/login', payload: { temp_token: landing.searchParams.get('token'), code: backupCode } });
     assert.equal(completed.statusCode, 200, completed.body);
     assert.equal(completed.json().id, id);
+
+    await db().updateTable('two_factor').set({ method: 'email' }).where('user_id', '=', id).execute();
+    const byEmail = await redirectSignIn(new TestBrowser(server), 'google', 'g-2fa');
+    assert.equal(`${byEmail.landing.origin}${byEmail.landing.pathname}`, `${WEB_URL}/login/2fa`);
+    assert.equal(byEmail.landing.searchParams.get('type'), 'email');
   });
 
   it('ret=app answers with the app scheme: success without cookies, 2FA, and errors', async () => {
@@ -163,6 +168,9 @@ describeEachEngine('social login: the redirect flow against a local OpenID provi
     const twoFactor = await redirectSignIn(new TestBrowser(server), 'google', 'g-app', 'app');
     const target = twoFactor.response.headers.location as string;
     assert.match(target, /^fleetapp:\/\/oauthredirect\?openid=2fa&token=[\w-]+&type=totp$/);
+    await db().updateTable('two_factor').set({ method: 'email' }).where('user_id', '=', userId).execute();
+    const byEmail = await redirectSignIn(new TestBrowser(server), 'google', 'g-app', 'app');
+    assert.match(byEmail.response.headers.location as string, /^fleetapp:\/\/oauthredirect\?openid=2fa&token=[\w-]+&type=email$/);
   });
 
   it('a replayed callback is refused: error=invalid_state, no second session', async () => {

@@ -28,11 +28,11 @@ export async function createUser(
   return row.id;
 }
 
-export function postJson(server: TestServer, url: string, payload: unknown, headers: Record<string, string> = {}) {
+export function postJson(server: Pick<TestServer, 'app'>, url: string, payload: unknown, headers: Record<string, string> = {}) {
   return server.app.inject({ method: 'POST', url, payload: payload as object, headers });
 }
 
-export function login(server: TestServer, email: string, password = PASSWORD, headers: Record<string, string> = {}) {
+export function login(server: Pick<TestServer, 'app'>, email: string, password = PASSWORD, headers: Record<string, string> = {}) {
   return postJson(server, '/api/auth/login', { email, password }, headers);
 }
 
