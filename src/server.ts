@@ -10,6 +10,8 @@ import { openDatabase } from './platform/db/database.ts';
 import type { Database } from './platform/db/database.ts';
 import { migrateModules } from './platform/db/migrations.ts';
 import type { ModuleMigrations } from './platform/db/migrations.ts';
+import { enforceRouteAccess, grantAccess, installRouteAccess, SECURITY_SCHEMES } from './platform/http/access.ts';
+import type { RouteAccessTable } from './platform/http/access.ts';
 import { createHttpApp } from './platform/http/app.ts';
 import type { HttpApp } from './platform/http/app.ts';
 import { installIdentity } from './platform/http/identity.ts';
@@ -19,17 +21,22 @@ import { readOrCreateSecret } from './platform/secrets.ts';
 import { installAuthentication } from './gateway/authenticate.ts';
 import { allowWebAppOrigin } from './gateway/cross-origin.ts';
 import { installProxy } from './gateway/proxy.ts';
+import type { Upstream } from './gateway/proxy.ts';
 import { connectRemoteVerifier } from './gateway/remote-verifier.ts';
 import { authMigrations, createAuthModule } from './services/auth/module.ts';
 import type { AuthModule } from './services/auth/module.ts';
 import type { UserDirectory } from './services/auth/users/directory.ts';
 import { RemoteUserDirectory } from './services/auth/users/remote-directory.ts';
+import { authRouteAccess } from './services/auth/route-access.ts';
 import { billingMigrations, createBillingModule } from './services/billing/module.ts';
 import type { BillingModule } from './services/billing/module.ts';
+import { billingRouteAccess } from './services/billing/route-access.ts';
 import { createDevicesModule, devicesMigrations } from './services/devices/module.ts';
 import type { DevicesModule } from './services/devices/module.ts';
+import { devicesRouteAccess } from './services/devices/route-access.ts';
 import { createTrackingModule, trackingMigrations } from './services/tracking/module.ts';
 import type { TrackingModule } from './services/tracking/module.ts';
+import { trackingRouteAccess } from './services/tracking/route-access.ts';
 
 /** Migrations of every module, in dependency order (auth at the bottom). */
 export const MODULE_MIGRATIONS: Record<ServiceName, ModuleMigrations> = {
@@ -37,6 +44,14 @@ export const MODULE_MIGRATIONS: Record<ServiceName, ModuleMigrations> = {
   devices: devicesMigrations,
   tracking: trackingMigrations,
   billing: billingMigrations,
+};
+
+/** Every module's routes and who may call each: a gateway-only process routes and authenticates from these. */
+export const MODULE_ROUTE_ACCESS: Record<ServiceName, RouteAccessTable> = {
+  auth: authRouteAccess,
+  devices: devicesRouteAccess,
+  tracking: trackingRouteAccess,
+  billing: billingRouteAccess,
 };
 
 export interface Server {
@@ -68,6 +83,16 @@ export async function createServer(config: Config, options: ServerOptions = {}):
   const [publisher, subscriber] = redis;
   if (publisher && subscriber) await bus.connect(publisher, subscriber, config.eventChannel);
 
+  // The gateway fronts the modules that run elsewhere, at their URLs.
+  const proxied: Partial<Record<ServiceName, Upstream>> = {};
+  if (config.gateway) {
+    for (const [name, url] of Object.entries(config.upstreams) as [ServiceName, string][]) {
+      if (!config.services.includes(name)) proxied[name] = { url, routes: MODULE_ROUTE_ACCESS[name] };
+    }
+  }
+  const served = [...config.services, ...(Object.keys(proxied) as ServiceName[])];
+  installRouteAccess(app, served.map((name) => MODULE_ROUTE_ACCESS[name]));
+
   const ownsDatabase = !options.database && config.services.length > 0;
   const database = config.services.length > 0 ? (options.database ?? openDatabase(config.database)) : undefined;
   const cleanups: (() => Promise<void> | void)[] = [];
@@ -77,13 +102,14 @@ export async function createServer(config: Config, options: ServerOptions = {}):
   let devices: DevicesModule | undefined;
   let tracking: TrackingModule | undefined;
   let billing: BillingModule | undefined;
+  let users: UserDirectory | undefined;
 
   try {
     if (database) {
       await migrateModules(database, config.services.map((name) => MODULE_MIGRATIONS[name]));
       const ctx: ModuleContext = { config, database, bus, log: app.log, internalToken };
       if (config.services.includes('auth')) modules.push((auth = await createAuthModule(ctx)));
-      const users = auth?.api.users ?? remoteUsers(config, internalToken, bus, cleanups);
+      users = auth?.api.users ?? remoteUsers(config, internalToken, bus, cleanups);
       if (config.services.includes('devices')) modules.push((devices = await createDevicesModule(ctx, { users })));
       if (config.services.includes('tracking')) modules.push((tracking = await createTrackingModule(ctx, { devices: devices?.api, users })));
       if (config.services.includes('billing')) modules.push((billing = await createBillingModule(ctx, { users })));
@@ -109,9 +135,9 @@ export async function createServer(config: Config, options: ServerOptions = {}):
       }
     }
     installIdentity(app, internalToken);
+    if (modules.length > 0) enforceRouteAccess(app, async (userId) => (await users?.get(userId))?.administrator === true);
     for (const module of modules) await module.registerRoutes(app);
-    const missing = Object.fromEntries(Object.entries(config.upstreams).filter(([name]) => !config.services.includes(name as ServiceName)));
-    if (config.gateway && Object.keys(missing).length > 0) await installProxy(app, missing);
+    if (Object.keys(proxied).length > 0) await installProxy(app, proxied);
     await app.ready();
     for (const module of modules) {
       await module.start?.();
@@ -163,15 +189,12 @@ async function registerApiDocs(app: HttpApp, config: Config): Promise<void> {
         description: 'Auth, devices, tracking and billing behind one gateway. Errors share one body: {statusCode, error, code, message, details?}.',
       },
       servers: [{ url: config.publicUrl }],
-      components: {
-        securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
-          cookie: { type: 'apiKey', in: 'cookie', name: 'access_token' },
-        },
-      },
-      security: [{ bearer: [] }, { cookie: [] }],
+      components: { securitySchemes: SECURITY_SCHEMES },
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  await app.register(async (docs) => {
+    docs.addHook('onRoute', (route) => grantAccess(route, 'public'));
+    await docs.register(swaggerUi, { routePrefix: '/docs' });
+  });
+  app.get('/openapi.json', { schema: { hide: true }, config: { access: 'public' } }, async () => app.swagger());
 }

@@ -5,12 +5,14 @@ import cookie from '@fastify/cookie';
 import { WebSocket } from 'ws';
 import type { ClientOptions } from 'ws';
 import { installAuthentication } from '../../../../src/gateway/authenticate.ts';
+import { installRouteAccess } from '../../../../src/platform/http/access.ts';
 import { createHttpApp } from '../../../../src/platform/http/app.ts';
 import type { HttpApp } from '../../../../src/platform/http/app.ts';
 import { installIdentity } from '../../../../src/platform/http/identity.ts';
 import type { ModuleContext } from '../../../../src/platform/module.ts';
 import type { LiveOptions } from '../../../../src/services/tracking/live/hub.ts';
 import { createTrackingModule } from '../../../../src/services/tracking/module.ts';
+import { trackingRouteAccess } from '../../../../src/services/tracking/route-access.ts';
 import { TEST_INTERNAL_TOKEN } from '../../../support/server.ts';
 import type { TestLogin, TestServer } from '../../../support/server.ts';
 
@@ -185,6 +187,7 @@ export async function tunedInstance(server: TestServer, live: Partial<LiveOption
   const ctx: ModuleContext = { config: server.config, database, bus: server.bus, log: server.app.log, internalToken: TEST_INTERNAL_TOKEN };
   const tracking = await createTrackingModule(ctx, { devices: devices.api, users: auth.api.users, live });
   const app = createHttpApp({ logLevel: 'silent', bodyLimit: server.config.bodyLimit, trustProxy: undefined });
+  installRouteAccess(app, [trackingRouteAccess]);
   await app.register(cookie);
   installAuthentication(app, auth.api.verifier, TEST_INTERNAL_TOKEN);
   installIdentity(app, TEST_INTERNAL_TOKEN);
