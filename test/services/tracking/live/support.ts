@@ -181,12 +181,17 @@ export function bearer(login: TestLogin): ClientOptions {
  * behind a gateway of its own: another instance in miniature, whose keepalive, bounds and
  * refresh interval a test can shorten.
  */
-export async function tunedInstance(server: TestServer, live: Partial<LiveOptions>): Promise<{ url: string; close(): Promise<void> }> {
+export async function tunedInstance(
+  server: TestServer,
+  live: Partial<LiveOptions>,
+  /** Where the instance logs, at debug; silent without. */
+  logStream?: NodeJS.WritableStream,
+): Promise<{ url: string; close(): Promise<void> }> {
   const { database, auth, devices } = server;
   assert.ok(database && auth && devices);
   const ctx: ModuleContext = { config: server.config, database, bus: server.bus, log: server.app.log, internalToken: TEST_INTERNAL_TOKEN };
   const tracking = await createTrackingModule(ctx, { devices: devices.api, users: auth.api.users, live });
-  const app = createHttpApp({ logLevel: 'silent', bodyLimit: server.config.bodyLimit, trustProxy: undefined });
+  const app = createHttpApp({ logLevel: logStream ? 'debug' : 'silent', bodyLimit: server.config.bodyLimit, trustProxy: undefined, logStream });
   installRouteAccess(app, [trackingRouteAccess]);
   await app.register(cookie);
   installAuthentication(app, auth.api.verifier, TEST_INTERNAL_TOKEN);
