@@ -3,6 +3,7 @@ import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Redis } from 'ioredis';
+import { Registry } from 'prom-client';
 import type { Config, ServiceName } from './config.ts';
 import { EventBus } from './platform/bus.ts';
 import { randomToken } from './platform/crypto.ts';
@@ -15,6 +16,8 @@ import type { RouteAccessTable } from './platform/http/access.ts';
 import { createHttpApp } from './platform/http/app.ts';
 import type { HttpApp } from './platform/http/app.ts';
 import { installIdentity } from './platform/http/identity.ts';
+import { listenMetrics, measureProcess } from './platform/metrics.ts';
+import type { MetricsListener } from './platform/metrics.ts';
 import type { ModuleContext, ServiceModule } from './platform/module.ts';
 import { connectRedis } from './platform/redis.ts';
 import { readOrCreateSecret } from './platform/secrets.ts';
@@ -59,6 +62,10 @@ export interface Server {
   config: Config;
   database: Database | undefined;
   bus: EventBus;
+  /** The process's Prometheus metrics, which modules register on. */
+  metrics: Registry;
+  /** Where the metrics listener serves them (METRICS_PORT, METRICS_HOST); undefined when METRICS_PORT is 0. */
+  metricsUrl: string | undefined;
   /** The modules this process runs, for in-process callers such as the CLI, tests and benchmarks. */
   auth: AuthModule | undefined;
   devices: DevicesModule | undefined;
@@ -79,6 +86,8 @@ export async function createServer(config: Config, options: ServerOptions = {}):
   const internalToken =
     config.internalToken ?? readOrCreateSecret(path.join(config.dataDir, 'internal-token'), () => randomToken(32));
   const bus = new EventBus(app.log);
+  const metrics = new Registry();
+  if (config.metrics.port > 0) measureProcess(app, metrics);
   const redis: Redis[] = config.redisUrl ? [connectRedis(config.redisUrl), connectRedis(config.redisUrl)] : [];
   const [publisher, subscriber] = redis;
   if (publisher && subscriber) await bus.connect(publisher, subscriber, config.eventChannel);
@@ -103,11 +112,12 @@ export async function createServer(config: Config, options: ServerOptions = {}):
   let tracking: TrackingModule | undefined;
   let billing: BillingModule | undefined;
   let users: UserDirectory | undefined;
+  let metricsListener: MetricsListener | undefined;
 
   try {
     if (database) {
       await migrateModules(database, config.services.map((name) => MODULE_MIGRATIONS[name]));
-      const ctx: ModuleContext = { config, database, bus, log: app.log, internalToken };
+      const ctx: ModuleContext = { config, database, bus, log: app.log, internalToken, metrics };
       if (config.services.includes('auth')) modules.push((auth = await createAuthModule(ctx)));
       users = auth?.api.users ?? remoteUsers(config, internalToken, bus, cleanups);
       if (config.services.includes('devices')) modules.push((devices = await createDevicesModule(ctx, { users })));
@@ -143,6 +153,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
       await module.start?.();
       started.push(module);
     }
+    if (config.metrics.port > 0) metricsListener = await listenMetrics(metrics, { ...config.metrics, logLevel: config.logLevel });
   } catch (error) {
     for (const module of started.reverse()) await module.stop?.().catch(() => {});
     for (const cleanup of cleanups) await cleanup();
@@ -156,11 +167,14 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     config,
     database,
     bus,
+    metrics,
+    metricsUrl: metricsListener?.url,
     auth,
     devices,
     tracking,
     billing,
     async close() {
+      await metricsListener?.close();
       await app.close();
       for (const module of [...modules].reverse()) await module.stop?.();
       for (const cleanup of cleanups) await cleanup();

@@ -5,7 +5,7 @@ import { loadConfig } from '../../src/config.ts';
 import { createServer } from '../../src/server.ts';
 import type { Server } from '../../src/server.ts';
 import { describeEachEngine } from '../support/engines.ts';
-import { NO_DEVICE_LISTENERS, TEST_INTERNAL_TOKEN, startTestServer } from '../support/server.ts';
+import { NO_DEVICE_LISTENERS, NO_METRICS, TEST_INTERNAL_TOKEN, startTestServer } from '../support/server.ts';
 import type { TestServer } from '../support/server.ts';
 
 const PUBLIC_URL = 'https://api.example.com';
@@ -123,6 +123,7 @@ describeEachEngine('a gateway-only process for a web app on its own origin', (en
         TRACKING_URL: url,
         BILLING_URL: url,
         ...NO_DEVICE_LISTENERS,
+        ...NO_METRICS,
       }),
     );
   });

@@ -10,7 +10,7 @@ import { createServer, MODULE_ROUTE_ACCESS } from '../../src/server.ts';
 import type { Server } from '../../src/server.ts';
 import { AccessTokenIssuer } from '../../src/services/auth/tokens/access-tokens.ts';
 import { describeEachEngine } from '../support/engines.ts';
-import { NO_DEVICE_LISTENERS, TEST_INTERNAL_TOKEN, startTestServer } from '../support/server.ts';
+import { NO_DEVICE_LISTENERS, NO_METRICS, TEST_INTERNAL_TOKEN, startTestServer } from '../support/server.ts';
 import type { TestServer } from '../support/server.ts';
 
 interface DocumentedRoute {
@@ -100,6 +100,7 @@ describeEachEngine('route access: one declaration for the gateway, the services 
         TRACKING_URL: stub.url,
         BILLING_URL: stub.url,
         ...NO_DEVICE_LISTENERS,
+        ...NO_METRICS,
       }),
     );
   });

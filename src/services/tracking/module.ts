@@ -12,6 +12,7 @@ import { GeofenceService } from './geofences/service.ts';
 import { GeofenceLimits } from './ingest/geofence-limits.ts';
 import { DeviceListeners } from './ingest/listeners.ts';
 import type { DeviceProtocol } from './ingest/listeners.ts';
+import { meteredSink } from './ingest/metered-sink.ts';
 import { IngestPipeline } from './ingest/pipeline.ts';
 import { engineSettings } from './ingest/settings.ts';
 import { LiveHub } from './live/hub.ts';
@@ -75,7 +76,8 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
     batchSize: config.ingest.batchSize,
     batchDelayMs: config.ingest.batchDelay,
   });
-  const listeners = new DeviceListeners({ sink: pipeline, host: config.host, idleTimeoutMs: config.statusTimeout * 1000, log, logLevel: config.logLevel });
+  const sink = ctx.metrics ? meteredSink(pipeline, ctx.metrics) : pipeline;
+  const listeners = new DeviceListeners({ sink, host: config.host, idleTimeoutMs: config.statusTimeout * 1000, log, logLevel: config.logLevel });
 
   // Ingestion lets go of a deleted device (and finishes writing it) before its data is removed.
   bus.on('devices.device.deleted', ({ deviceId }) => pipeline.forgetDevice(deviceId));
