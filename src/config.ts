@@ -91,6 +91,8 @@ export interface Config {
   ingest: { batchSize: number; batchDelay: number };
   /** EVENT_DEFAULTS: server-wide defaults of the event rules by setting name (names checked by the tracking module). */
   eventDefaults: Record<string, number | boolean>;
+  /** The Prometheus listener (METRICS_PORT, METRICS_HOST); port 0 turns it off. */
+  metrics: { port: number; host: string };
 }
 
 type Env = Record<string, string | undefined>;
@@ -209,6 +211,7 @@ export function loadConfig(env: Env = process.env): Config {
       batchDelay: read.int('INGEST_BATCH_DELAY', 2, 0, 1000),
     },
     eventDefaults: read.settings('EVENT_DEFAULTS'),
+    metrics: { port: read.int('METRICS_PORT', 9464, 0, 65535), host: read.string('METRICS_HOST', '127.0.0.1') },
   };
 }
 

@@ -22,7 +22,7 @@ const server = await createServer(config).catch((error: unknown) => {
   throw error;
 });
 await server.app.listen({ port: config.port, host: config.host });
-printWelcome(config, server.app.server.address());
+printWelcome(config, server.app.server.address(), server.metricsUrl);
 
 let stopping = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
@@ -40,7 +40,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   });
 }
 
-function printWelcome(config: Config, address: ReturnType<typeof server.app.server.address>): void {
+function printWelcome(config: Config, address: ReturnType<typeof server.app.server.address>, metricsUrl: string | undefined): void {
   const port = typeof address === 'object' && address ? address.port : config.port;
   const base = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   const lines = [
@@ -52,6 +52,7 @@ function printWelcome(config: Config, address: ReturnType<typeof server.app.serv
     const ports = Object.entries(config.devicePorts).filter(([, value]) => value > 0);
     lines.push(`  Devices      ${ports.map(([name, value]) => `${name} ${value}`).join(', ')}`);
   }
+  if (metricsUrl) lines.push(`  Metrics      ${metricsUrl}`);
   if (config.services.length > 0) {
     lines.push(
       `  Database     ${config.database.engine === 'sqlite' ? config.database.file : 'PostgreSQL'}`,

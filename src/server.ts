@@ -3,6 +3,7 @@ import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { Redis } from 'ioredis';
+import { Registry } from 'prom-client';
 import type { Config, ServiceName } from './config.ts';
 import { EventBus } from './platform/bus.ts';
 import type { Topic } from './platform/bus.ts';
@@ -11,28 +12,37 @@ import { openDatabase } from './platform/db/database.ts';
 import type { Database } from './platform/db/database.ts';
 import { migrateModules } from './platform/db/migrations.ts';
 import type { ModuleMigrations } from './platform/db/migrations.ts';
+import { enforceRouteAccess, grantAccess, installRouteAccess, SECURITY_SCHEMES } from './platform/http/access.ts';
+import type { RouteAccessTable } from './platform/http/access.ts';
 import { createHttpApp } from './platform/http/app.ts';
 import { Outbox } from './platform/outbox/outbox.ts';
 import type { FactConsumers } from './platform/outbox/outbox.ts';
 import type { HttpApp } from './platform/http/app.ts';
 import { installIdentity } from './platform/http/identity.ts';
+import { listenMetrics, measureProcess } from './platform/metrics.ts';
+import type { MetricsListener } from './platform/metrics.ts';
 import type { ModuleContext, ServiceModule } from './platform/module.ts';
 import { connectRedis } from './platform/redis.ts';
 import { readOrCreateSecret } from './platform/secrets.ts';
 import { installAuthentication } from './gateway/authenticate.ts';
 import { allowWebAppOrigin } from './gateway/cross-origin.ts';
 import { installProxy } from './gateway/proxy.ts';
+import type { Upstream } from './gateway/proxy.ts';
 import { connectRemoteVerifier } from './gateway/remote-verifier.ts';
 import { authMigrations, createAuthModule } from './services/auth/module.ts';
 import type { AuthModule } from './services/auth/module.ts';
 import type { UserDirectory } from './services/auth/users/directory.ts';
 import { RemoteUserDirectory } from './services/auth/users/remote-directory.ts';
+import { authRouteAccess } from './services/auth/route-access.ts';
 import { billingMigrations, createBillingModule } from './services/billing/module.ts';
 import type { BillingModule } from './services/billing/module.ts';
+import { billingRouteAccess } from './services/billing/route-access.ts';
 import { createDevicesModule, devicesConsumes, devicesMigrations } from './services/devices/module.ts';
 import type { DevicesModule } from './services/devices/module.ts';
+import { devicesRouteAccess } from './services/devices/route-access.ts';
 import { createTrackingModule, trackingConsumes, trackingMigrations } from './services/tracking/module.ts';
 import type { TrackingModule } from './services/tracking/module.ts';
+import { trackingRouteAccess } from './services/tracking/route-access.ts';
 
 /** Migrations of every module, in dependency order (auth at the bottom). */
 export const MODULE_MIGRATIONS: Record<ServiceName, ModuleMigrations> = {
@@ -51,6 +61,14 @@ function factConsumers(declarations: Record<string, readonly Topic[]>): FactCons
   return consumers;
 }
 
+/** Every module's routes and who may call each: a gateway-only process routes and authenticates from these. */
+export const MODULE_ROUTE_ACCESS: Record<ServiceName, RouteAccessTable> = {
+  auth: authRouteAccess,
+  devices: devicesRouteAccess,
+  tracking: trackingRouteAccess,
+  billing: billingRouteAccess,
+};
+
 export interface Server {
   app: HttpApp;
   config: Config;
@@ -58,6 +76,10 @@ export interface Server {
   bus: EventBus;
   /** Facts between modules; undefined in a gateway-only process. */
   outbox: Outbox | undefined;
+  /** The process's Prometheus metrics, which modules register on. */
+  metrics: Registry;
+  /** Where the metrics listener serves them (METRICS_PORT, METRICS_HOST); undefined when METRICS_PORT is 0. */
+  metricsUrl: string | undefined;
   /** The modules this process runs, for in-process callers such as the CLI, tests and benchmarks. */
   auth: AuthModule | undefined;
   devices: DevicesModule | undefined;
@@ -78,9 +100,21 @@ export async function createServer(config: Config, options: ServerOptions = {}):
   const internalToken =
     config.internalToken ?? readOrCreateSecret(path.join(config.dataDir, 'internal-token'), () => randomToken(32));
   const bus = new EventBus(app.log);
+  const metrics = new Registry();
+  if (config.metrics.port > 0) measureProcess(app, metrics);
   const redis: Redis[] = config.redisUrl ? [connectRedis(config.redisUrl), connectRedis(config.redisUrl)] : [];
   const [publisher, subscriber] = redis;
   if (publisher && subscriber) await bus.connect(publisher, subscriber, config.eventChannel);
+
+  // The gateway fronts the modules that run elsewhere, at their URLs.
+  const proxied: Partial<Record<ServiceName, Upstream>> = {};
+  if (config.gateway) {
+    for (const [name, url] of Object.entries(config.upstreams) as [ServiceName, string][]) {
+      if (!config.services.includes(name)) proxied[name] = { url, routes: MODULE_ROUTE_ACCESS[name] };
+    }
+  }
+  const served = [...config.services, ...(Object.keys(proxied) as ServiceName[])];
+  installRouteAccess(app, served.map((name) => MODULE_ROUTE_ACCESS[name]));
 
   const ownsDatabase = !options.database && config.services.length > 0;
   const database = config.services.length > 0 ? (options.database ?? openDatabase(config.database)) : undefined;
@@ -92,13 +126,15 @@ export async function createServer(config: Config, options: ServerOptions = {}):
   let devices: DevicesModule | undefined;
   let tracking: TrackingModule | undefined;
   let billing: BillingModule | undefined;
+  let users: UserDirectory | undefined;
+  let metricsListener: MetricsListener | undefined;
 
   try {
     if (database && outbox) {
       await migrateModules(database, config.services.map((name) => MODULE_MIGRATIONS[name]));
-      const ctx: ModuleContext = { config, database, bus, outbox, log: app.log, internalToken };
+      const ctx: ModuleContext = { config, database, bus, outbox, log: app.log, internalToken, metrics };
       if (config.services.includes('auth')) modules.push((auth = await createAuthModule(ctx)));
-      const users = auth?.api.users ?? remoteUsers(config, internalToken, bus, cleanups);
+      users = auth?.api.users ?? remoteUsers(config, internalToken, bus, cleanups);
       if (config.services.includes('devices')) modules.push((devices = await createDevicesModule(ctx, { users })));
       if (config.services.includes('tracking')) modules.push((tracking = await createTrackingModule(ctx, { devices: devices?.api, users })));
       if (config.services.includes('billing')) modules.push((billing = await createBillingModule(ctx, { users })));
@@ -124,15 +160,16 @@ export async function createServer(config: Config, options: ServerOptions = {}):
       }
     }
     installIdentity(app, internalToken);
+    if (modules.length > 0) enforceRouteAccess(app, async (userId) => (await users?.get(userId))?.administrator === true);
     for (const module of modules) await module.registerRoutes(app);
-    const missing = Object.fromEntries(Object.entries(config.upstreams).filter(([name]) => !config.services.includes(name as ServiceName)));
-    if (config.gateway && Object.keys(missing).length > 0) await installProxy(app, missing);
+    if (Object.keys(proxied).length > 0) await installProxy(app, proxied);
     await app.ready();
     for (const module of modules) {
       await module.start?.();
       started.push(module);
     }
     outbox?.start();
+    if (config.metrics.port > 0) metricsListener = await listenMetrics(metrics, { ...config.metrics, logLevel: config.logLevel });
   } catch (error) {
     await outbox?.stop();
     for (const module of started.reverse()) await module.stop?.().catch(() => {});
@@ -148,11 +185,14 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     database,
     bus,
     outbox,
+    metrics,
+    metricsUrl: metricsListener?.url,
     auth,
     devices,
     tracking,
     billing,
     async close() {
+      await metricsListener?.close();
       await app.close();
       await outbox?.stop();
       for (const module of [...modules].reverse()) await module.stop?.();
@@ -182,15 +222,12 @@ async function registerApiDocs(app: HttpApp, config: Config): Promise<void> {
         description: 'Auth, devices, tracking and billing behind one gateway. Errors share one body: {statusCode, error, code, message, details?}.',
       },
       servers: [{ url: config.publicUrl }],
-      components: {
-        securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
-          cookie: { type: 'apiKey', in: 'cookie', name: 'access_token' },
-        },
-      },
-      security: [{ bearer: [] }, { cookie: [] }],
+      components: { securitySchemes: SECURITY_SCHEMES },
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs' });
-  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  await app.register(async (docs) => {
+    docs.addHook('onRoute', (route) => grantAccess(route, 'public'));
+    await docs.register(swaggerUi, { routePrefix: '/docs' });
+  });
+  app.get('/openapi.json', { schema: { hide: true }, config: { access: 'public' } }, async () => app.swagger());
 }

@@ -4,7 +4,6 @@ import { AppError } from '../platform/http/errors.ts';
 import { IDENTITY_HEADERS, bearerToken } from '../platform/http/identity.ts';
 import type { AccessTokenVerifier, VerifiedAccessToken } from '../services/auth/tokens/access-tokens.ts';
 import { TOKEN_EXPIRES_HEADER } from '../services/tracking/live/protocol.ts';
-import { isInternalPath, isPublicPath, ownerOf, pathOf } from './routing.ts';
 
 export const ACCESS_TOKEN_COOKIE = 'access_token';
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -15,13 +14,13 @@ interface PresentedToken {
   fromCookie: boolean;
 }
 
-/** The bearer header wins over the cookie; the WebSocket path also takes `?token=` (browsers cannot set headers there). */
-function presentedToken(request: FastifyRequest, path: string): PresentedToken | undefined {
+/** The bearer header wins over the cookie; the WebSocket route also takes `?token=` (browsers cannot set headers there). */
+function presentedToken(request: FastifyRequest, isSocket: boolean): PresentedToken | undefined {
   const header = request.headers.authorization;
   if (header !== undefined) return { token: bearerToken(header) ?? '', fromCookie: false };
   const cookie = request.cookies?.[ACCESS_TOKEN_COOKIE];
   if (cookie) return { token: cookie, fromCookie: true };
-  if (path === LIVE_SOCKET_PATH) {
+  if (isSocket) {
     const token = (request.query as Record<string, unknown> | undefined)?.token;
     if (typeof token === 'string' && token) return { token, fromCookie: false };
   }
@@ -31,8 +30,10 @@ function presentedToken(request: FastifyRequest, path: string): PresentedToken |
 /**
  * The gateway's front door: strips identity headers a client sent, authenticates the access token
  * and passes the user on, as `request.identity` in this process and as X-User-* headers beside the
- * internal token for a service behind the proxy. A token verified before is answered without a
- * promise, because this runs on every request.
+ * internal token for a service behind the proxy. What a route asks for is its declared access
+ * (platform/http/access.ts), on the module's route in this process or on the proxy's route in a
+ * gateway-only one. A token verified before is answered without a promise, because this runs on
+ * every request.
  */
 export function installAuthentication(app: HttpApp, verifier: AccessTokenVerifier, internalToken: string): void {
   app.addHook('onRequest', (request, _reply, done) => {
@@ -40,13 +41,16 @@ export function installAuthentication(app: HttpApp, verifier: AccessTokenVerifie
     for (const name of Object.keys(headers)) if (name.startsWith('x-user-')) delete headers[name];
     delete headers[IDENTITY_HEADERS.internalToken];
 
-    const path = pathOf(request.url);
-    if (isInternalPath(path)) return done(new AppError('NOT_FOUND', `Route ${request.method} ${path} not found`));
-    // Unknown paths fall through to the 404 handler rather than asking for a token.
-    const isPublic = isPublicPath(path) || ownerOf(path) === undefined;
-    const presented = presentedToken(request, path);
+    const access = request.routeOptions.config.access;
+    // No route: the 404 handler answers, with or without a token.
+    if (access === undefined) return done();
+    // Service-to-service routes are never reachable through the gateway.
+    if (access === 'service') return done(new AppError('NOT_FOUND', `Route ${request.method} ${request.url.split('?')[0]} not found`));
+    const isPublic = access === 'public';
+    const isSocket = request.routeOptions.url === LIVE_SOCKET_PATH;
+    const presented = presentedToken(request, isSocket);
     if (!presented) return done(isPublic ? undefined : new AppError('UNAUTHORIZED'));
-    const admit = (verified: VerifiedAccessToken | null) => admitVerified(request, { path, isPublic, presented, verified, internalToken });
+    const admit = (verified: VerifiedAccessToken | null) => admitVerified(request, { isSocket, isPublic, presented, verified, internalToken });
     const known = presented.token ? verifier.verifyCached(presented.token) : null;
     if (known !== undefined) return done(admit(known));
     verifier.verify(presented.token).then((verified) => done(admit(verified)), done);
@@ -56,8 +60,8 @@ export function installAuthentication(app: HttpApp, verifier: AccessTokenVerifie
 /** The outcome for a presented token: undefined to go on (the caller is now on the request), or the error to answer. */
 function admitVerified(
   request: FastifyRequest,
-  { path, isPublic, presented, verified, internalToken }: {
-    path: string;
+  { isSocket, isPublic, presented, verified, internalToken }: {
+    isSocket: boolean;
     isPublic: boolean;
     presented: PresentedToken;
     verified: VerifiedAccessToken | null;
@@ -76,7 +80,7 @@ function admitVerified(
   headers[IDENTITY_HEADERS.sessionId] = verified.sessionId;
   headers[IDENTITY_HEADERS.internalToken] = internalToken;
   // The socket outlives this request: the service closes it when the token expires.
-  if (path === LIVE_SOCKET_PATH) headers[TOKEN_EXPIRES_HEADER] = String(verified.expiresAt);
+  if (isSocket) headers[TOKEN_EXPIRES_HEADER] = String(verified.expiresAt);
   return undefined;
 }
 

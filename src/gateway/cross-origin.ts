@@ -1,5 +1,6 @@
 import cors from '@fastify/cors';
 import type { Config } from '../config.ts';
+import { grantAccess } from '../platform/http/access.ts';
 import type { HttpApp } from '../platform/http/app.ts';
 import { REQUEST_ID_HEADER } from '../platform/http/app.ts';
 
@@ -13,6 +14,10 @@ import { REQUEST_ID_HEADER } from '../platform/http/app.ts';
 export async function allowWebAppOrigin(app: HttpApp, config: Pick<Config, 'publicUrl' | 'webUrl'>): Promise<void> {
   const webOrigin = new URL(config.webUrl).origin;
   if (webOrigin === new URL(config.publicUrl).origin) return;
+  // The plugin answers preflights in its hook; its catch-all OPTIONS route only lets them be routed.
+  app.addHook('onRoute', (route) => {
+    if (route.method === 'OPTIONS' && route.url === '*') grantAccess(route, 'public');
+  });
   await app.register(cors, {
     origin: [webOrigin],
     credentials: true,

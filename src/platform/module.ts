@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { Registry } from 'prom-client';
 import type { Config, ServiceName } from '../config.ts';
 import type { EventBus } from './bus.ts';
 import type { Database } from './db/database.ts';
@@ -14,6 +15,8 @@ export interface ModuleContext {
   outbox: Outbox;
   log: FastifyBaseLogger;
   internalToken: string;
+  /** Where the module registers its Prometheus metrics (platform/metrics.ts); absent where a test builds a module by hand. */
+  metrics?: Registry;
 }
 
 /**

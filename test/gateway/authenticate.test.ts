@@ -9,7 +9,7 @@ import { describeEachEngine } from '../support/engines.ts';
 import { TEST_INTERNAL_TOKEN, startTestServer } from '../support/server.ts';
 import type { TestServer } from '../support/server.ts';
 
-/** A gateway in front of echo routes that show what a service behind it receives. */
+/** A gateway in front of echo routes, each declaring its access, that show what a service behind it receives. */
 async function gatewayInFront(server: TestServer): Promise<HttpApp> {
   const app = createHttpApp({ logLevel: 'silent', bodyLimit: 1 << 20, trustProxy: undefined });
   await app.register(cookie);
@@ -20,11 +20,11 @@ async function gatewayInFront(server: TestServer): Promise<HttpApp> {
     fromService: request.fromService,
     forwarded: Object.keys(request.headers).filter((name) => name.startsWith('x-user-')),
   });
-  app.get('/api/devices/echo', echo);
-  app.post('/api/devices/echo', echo);
-  app.post('/api/devices/validate-token', echo);
-  app.get('/api/socket', echo);
-  app.get('/api/auth/internal/secret', echo);
+  app.get('/api/devices/echo', { config: { access: 'user' } }, echo);
+  app.post('/api/devices/echo', { config: { access: 'user' } }, echo);
+  app.post('/api/devices/validate-token', { config: { access: 'public' } }, echo);
+  app.get('/api/socket', { config: { access: 'user' } }, echo);
+  app.get('/api/auth/internal/secret', { config: { access: 'service' } }, echo);
   await app.ready();
   return app;
 }

@@ -5,7 +5,7 @@ import { loadConfig } from '../../src/config.ts';
 import { createServer } from '../../src/server.ts';
 import type { Server } from '../../src/server.ts';
 import { describeEachEngine } from '../support/engines.ts';
-import { NO_DEVICE_LISTENERS, TEST_INTERNAL_TOKEN, startTestServer } from '../support/server.ts';
+import { NO_DEVICE_LISTENERS, NO_METRICS, TEST_INTERNAL_TOKEN, startTestServer } from '../support/server.ts';
 import type { TestServer } from '../support/server.ts';
 
 const PUBLIC_URL = 'https://api.example.com';
@@ -91,14 +91,14 @@ describeEachEngine('one origin for the API and the web app (the default)', (engi
   });
   after(() => server.dispose());
 
-  it('adds no CORS headers, and a preflight to a protected path meets the gateway like any request without a token', async () => {
+  it('adds no CORS headers, and a preflight finds no route', async () => {
     const login = await server.login({ email: 'same-origin@example.com' });
     const answer = await server.app.inject({ url: '/api/devices/', headers: { origin: PUBLIC_URL, ...login.authorization } });
     assert.equal(answer.statusCode, 200);
     assert.deepEqual(Object.keys(answer.headers).filter((name) => name.startsWith('access-control-')), []);
     const options = await server.app.inject(preflight(PUBLIC_URL, 'POST'));
-    assert.equal(options.statusCode, 401);
-    assert.equal(options.json().code, 'UNAUTHORIZED');
+    assert.equal(options.statusCode, 404);
+    assert.equal(options.json().code, 'NOT_FOUND');
     assert.deepEqual(Object.keys(options.headers).filter((name) => name.startsWith('access-control-')), []);
   });
 });
@@ -123,6 +123,7 @@ describeEachEngine('a gateway-only process for a web app on its own origin', (en
         TRACKING_URL: url,
         BILLING_URL: url,
         ...NO_DEVICE_LISTENERS,
+        ...NO_METRICS,
       }),
     );
   });

@@ -8,7 +8,7 @@ import { createServer } from '../../src/server.ts';
 import type { Server } from '../../src/server.ts';
 import { describeEachEngine, testEngines } from '../support/engines.ts';
 import type { TestDatabase } from '../support/engines.ts';
-import { NO_DEVICE_LISTENERS, startTestServer } from '../support/server.ts';
+import { NO_DEVICE_LISTENERS, NO_METRICS, startTestServer } from '../support/server.ts';
 import type { TestServer } from '../support/server.ts';
 import { TcpProxy } from '../support/tcp-proxy.ts';
 
@@ -51,7 +51,7 @@ describe('health while PostgreSQL is unreachable', { skip: postgres ? false : 'n
     await proxy.start();
     const proxied = new URL(testDatabase.url);
     proxied.port = String(proxy.port);
-    server = await createServer(loadConfig({ DATA_DIR: dataDir, DATABASE_URL: proxied.toString(), LOG_LEVEL: 'silent', ...NO_DEVICE_LISTENERS }));
+    server = await createServer(loadConfig({ DATA_DIR: dataDir, DATABASE_URL: proxied.toString(), LOG_LEVEL: 'silent', ...NO_DEVICE_LISTENERS, ...NO_METRICS }));
   });
   after(async () => {
     await server.close();

@@ -20,7 +20,7 @@ const MAIN = path.resolve(import.meta.dirname, '../../src/main.ts');
 export async function startProcess(env: Record<string, string>, options: { script?: string; timeoutMs?: number } = {}): Promise<RunningProcess> {
   const timeoutMs = options.timeoutMs ?? 30_000;
   const child = spawn(process.execPath, [options.script ?? MAIN], {
-    env: { PATH: process.env.PATH, PORT: '0', LOG_LEVEL: 'warn', ...env },
+    env: { PATH: process.env.PATH, PORT: '0', METRICS_PORT: '0', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -20,6 +20,9 @@ export const TEST_EVENT_CHANNEL = `trackstack-test:${process.pid}:${Date.now()}`
 /** Device listeners off: tests running side by side would otherwise contend for Traccar's ports. */
 export const NO_DEVICE_LISTENERS = { OSMAND_PORT: '0', GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0' } as const;
 
+/** The metrics listener off, for the same reason (METRICS_PORT 9464). */
+export const NO_METRICS = { METRICS_PORT: '0' } as const;
+
 /** The environment of instances scaled out on one database and one Redis. */
 export function scaledOutEnv(shared: SharedTestDatabase, redisUrl: string): Record<string, string> {
   return {
@@ -31,6 +34,7 @@ export function scaledOutEnv(shared: SharedTestDatabase, redisUrl: string): Reco
     INTERNAL_TOKEN: TEST_INTERNAL_TOKEN,
     RATE_LIMITS: 'off',
     ...NO_DEVICE_LISTENERS,
+    ...NO_METRICS,
   };
 }
 
@@ -59,6 +63,7 @@ export async function startTestServer(engine: TestEngine, env: Record<string, st
     INTERNAL_TOKEN: TEST_INTERNAL_TOKEN,
     EVENT_CHANNEL: TEST_EVENT_CHANNEL,
     ...NO_DEVICE_LISTENERS,
+    ...NO_METRICS,
     ...env,
   });
   const server = await createServer(config, { database: testDatabase.database });

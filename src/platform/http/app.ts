@@ -1,6 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import Fastify from 'fastify';
 import type {
+  ConnectionError,
   FastifyBaseLogger,
   FastifyError,
   FastifyInstance,
@@ -12,7 +16,7 @@ import type {
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { AppError } from './errors.ts';
+import { AppError, ERROR_CODES } from './errors.ts';
 import type { ErrorCode, ErrorDetail } from './errors.ts';
 
 export type HttpApp = FastifyInstance<
@@ -73,6 +77,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     bodyLimit: options.bodyLimit,
     trustProxy: options.trustProxy ?? false,
     forceCloseConnections: 'idle',
+    clientErrorHandler: (error, socket) => answerClientError(app.log, error, socket),
     requestIdHeader: false,
     genReqId: (request) => {
       const incoming = request.headers[REQUEST_ID_HEADER];
@@ -111,6 +116,45 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   });
 
   return app;
+}
+
+/** What node:http meets before a request exists, by the code it answers with. */
+const CLIENT_ERRORS: Record<string, ErrorCode> = {
+  HPE_HEADER_OVERFLOW: 'HEADERS_TOO_LARGE',
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: 'PAYLOAD_TOO_LARGE',
+  ERR_HTTP_REQUEST_TIMEOUT: 'REQUEST_TIMEOUT',
+};
+
+/**
+ * Malformed HTTP, headers over the limit or a request too slow to arrive fail in node:http before
+ * there is a request to reply to: the answer (the usual JSON body, `BAD_REQUEST` for any malformed
+ * request) is written on the socket, which is then closed. A HEAD request gets the head alone when
+ * the packet that failed begins with its request line; when that line came in an earlier packet,
+ * the method is unknown and the body is sent.
+ */
+function answerClientError(log: FastifyBaseLogger, error: ConnectionError, socket: Socket): void {
+  // As node:http does: nothing to write once the connection is gone or an answer has begun on it.
+  const answering = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage?.headersSent === true;
+  if (error.code === 'ECONNRESET' || !socket.writable || answering) {
+    socket.destroy();
+    return;
+  }
+  const code = CLIENT_ERRORS[error.code ?? ''] ?? 'BAD_REQUEST';
+  const [statusCode, message] = ERROR_CODES[code];
+  const body = JSON.stringify(errorBody(statusCode, code, message));
+  // Typed as JSON by Fastify, a Buffer in fact.
+  const packet: unknown = error.rawPacket;
+  const isHead = Buffer.isBuffer(packet) && packet.subarray(0, 5).toString('latin1') === 'HEAD ';
+  const head = [
+    `HTTP/1.1 ${statusCode} ${STATUS_CODES[statusCode]}`,
+    'content-type: application/json; charset=utf-8',
+    `content-length: ${Buffer.byteLength(body)}`,
+    ...Object.entries(PRIVATE_ANSWER_HEADERS).map(([name, value]) => `${name}: ${value}`),
+    'connection: close',
+  ];
+  log.debug({ err: error }, 'malformed request answered on the socket');
+  socket.write(`${head.join('\r\n')}\r\n\r\n${isHead ? '' : body}`);
+  socket.destroySoon();
 }
 
 interface ClientError {
@@ -162,11 +206,13 @@ const REASONS: Record<number, string> = {
   401: 'Unauthorized',
   403: 'Forbidden',
   404: 'Not Found',
+  408: 'Request Timeout',
   409: 'Conflict',
   413: 'Payload Too Large',
   415: 'Unsupported Media Type',
   426: 'Upgrade Required',
   429: 'Too Many Requests',
+  431: 'Request Header Fields Too Large',
   500: 'Internal Server Error',
   502: 'Bad Gateway',
   503: 'Service Unavailable',

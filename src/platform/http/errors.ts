@@ -11,9 +11,11 @@ export const ERROR_CODES = {
   INVALID_TOKEN: [401, 'The token is invalid or expired'],
   FORBIDDEN: [403, 'Access denied'],
   NOT_FOUND: [404, 'Not found'],
+  REQUEST_TIMEOUT: [408, 'The request took too long to arrive'],
   PAYLOAD_TOO_LARGE: [413, 'The request body is too large'],
   UNSUPPORTED_MEDIA_TYPE: [415, 'Unsupported content type'],
   RATE_LIMITED: [429, 'Too many requests, try again later'],
+  HEADERS_TOO_LARGE: [431, 'The request headers are too large'],
   INTERNAL_ERROR: [500, 'Internal server error'],
   UPSTREAM_UNAVAILABLE: [502, 'The service behind the gateway is unavailable'],
   // auth

@@ -1,6 +1,5 @@
 import { Type } from 'typebox';
 import type { HttpApp } from '../../platform/http/app.ts';
-import { AppError } from '../../platform/http/errors.ts';
 import { registerHealthRoute } from '../../platform/http/health.ts';
 import type { Database } from '../../platform/db/database.ts';
 import { registerAccountRoutes } from './account/routes.ts';
@@ -84,9 +83,6 @@ function registerTokenCoreRoutes(app: HttpApp, deps: Pick<AuthRouteDeps, 'databa
         response: { 200: RevokedSessions },
       },
     },
-    async (request) => {
-      if (!request.fromService) throw new AppError('FORBIDDEN');
-      return { sessions: await deps.sessions.stillRelevantRevocations() };
-    },
+    async () => ({ sessions: await deps.sessions.stillRelevantRevocations() }),
   );
 }

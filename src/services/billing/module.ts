@@ -69,7 +69,7 @@ export async function createBillingModule(ctx: ModuleContext, deps: BillingDepen
     async registerRoutes(app) {
       app.get(
         '/health',
-        { schema: { tags: ['billing'], summary: 'Health of the billing service', security: [], response: { 200: BillingHealth } } },
+        { schema: { tags: ['billing'], summary: 'Health of the billing service', response: { 200: BillingHealth } } },
         async () => {
           const connected = await ctx.database.ping();
           return {

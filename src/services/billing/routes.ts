@@ -85,10 +85,6 @@ export function registerSubscriptionRoutes(app: HttpApp, deps: SubscriptionRoute
       },
     },
     async (request) => {
-      if (!request.fromService) {
-        const identity = requireIdentity(request);
-        if (!(await service.isAdministrator(identity.userId))) throw new AppError('FORBIDDEN', 'Administrators only');
-      }
       const row = await service.findByProviderSubscription(request.params.provider, request.params.subscription_id);
       if (!row) throw new AppError('NOT_FOUND', 'Subscription not found');
       return toSubscription(row);

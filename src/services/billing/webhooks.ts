@@ -73,8 +73,6 @@ export interface WebhookRouteDeps {
 }
 
 const responses = { 200: WebhookResponse };
-/** Webhooks carry the provider's signature, not our tokens (OpenAPI security requirement). */
-const NO_TOKEN: Record<string, string[]>[] = [];
 const OUTCOMES =
   'processed, duplicate (the idempotency key was seen before) and skipped (with a reason) answer 200; INVALID_SIGNATURE and ' +
   'INVALID_PAYLOAD 400; PROVIDER_NOT_CONFIGURED 400; a failure on our side 500, so the provider retries.';
@@ -102,7 +100,6 @@ export async function registerWebhookRoutes(app: HttpApp, deps: WebhookRouteDeps
       {
         schema: {
           tags: ['billing'],
-          security: NO_TOKEN,
           summary: 'Stripe webhook: customer.subscription.created/updated/deleted, invoice.paid, invoice.payment_failed',
           description: `The raw event, signed in the Stripe-Signature header with STRIPE_WEBHOOK_SECRET (300 s tolerance). ${OUTCOMES}`,
           response: responses,
@@ -132,7 +129,6 @@ export async function registerWebhookRoutes(app: HttpApp, deps: WebhookRouteDeps
         attachValidation: true,
         schema: {
           tags: ['billing'],
-          security: NO_TOKEN,
           summary: 'App Store Server Notifications V2',
           description: `signedPayload is verified against APPLE_ROOT_CERTS, APPLE_BUNDLE_ID and APPLE_ENVIRONMENT, with its transaction and renewal info. ${OUTCOMES}`,
           body: AppleBody,
@@ -154,7 +150,6 @@ export async function registerWebhookRoutes(app: HttpApp, deps: WebhookRouteDeps
         attachValidation: true,
         schema: {
           tags: ['billing'],
-          security: NO_TOKEN,
           summary: 'Google Play real-time developer notifications (Pub/Sub push)',
           description:
             'Authorization: Bearer <Pub/Sub OIDC token> (issuer, GOOGLE_PUBSUB_AUDIENCE, GOOGLE_PUBSUB_SERVICE_ACCOUNT with a verified e-mail); ' +

@@ -15,10 +15,6 @@ export function assertMayChangeDevices(user: UserAccess): void {
   }
 }
 
-export function assertAdministrator(user: UserAccess): void {
-  if (!user.administrator) throw new AppError('FORBIDDEN', 'Only administrators may do this');
-}
-
 /**
  * In a process without the auth module every user lookup fails with 502 until a directory that
  * reaches the auth service is passed in; the health endpoint keeps answering.

@@ -65,7 +65,7 @@ export async function createDevicesModule(ctx: ModuleContext, deps: DevicesDeps)
     registerRoutes(app) {
       registerHealthRoute(app, '/api/devices/health', 'device', database, 'devices');
       registerDeviceRoutes(app, { devices, sharing, claimTokens, rateLimiter });
-      registerClaimTokenRoutes(app, { claimTokens, users });
+      registerClaimTokenRoutes(app, { claimTokens });
     },
     async stop() {
       await redis?.quit();

@@ -85,7 +85,6 @@ export function registerDeviceRoutes(app: HttpApp, deps: DeviceRouteDeps): void 
         tags: TAGS,
         summary: 'Preview a claim token (public; 30 requests a minute per IP)',
         description: 'Always 200 with success or errorCode TOKEN_REQUIRED, TOKEN_INVALID (unknown, revoked or not configured) or TOKEN_ALREADY_CLAIMED. A token the bearer claimed validates as success. 429 RATE_LIMITED.',
-        security: [],
         body: TokenValidateRequest,
         response: { 200: TokenValidateResponse, ...errorResponses(400, 429) },
       },

@@ -13,6 +13,7 @@ import { GeofenceService } from './geofences/service.ts';
 import { GeofenceLimits } from './ingest/geofence-limits.ts';
 import { DeviceListeners } from './ingest/listeners.ts';
 import type { DeviceProtocol } from './ingest/listeners.ts';
+import { meteredSink } from './ingest/metered-sink.ts';
 import { IngestPipeline } from './ingest/pipeline.ts';
 import { engineSettings } from './ingest/settings.ts';
 import { LiveHub } from './live/hub.ts';
@@ -79,7 +80,8 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
     batchSize: config.ingest.batchSize,
     batchDelayMs: config.ingest.batchDelay,
   });
-  const listeners = new DeviceListeners({ sink: pipeline, host: config.host, idleTimeoutMs: config.statusTimeout * 1000, log, logLevel: config.logLevel });
+  const sink = ctx.metrics ? meteredSink(pipeline, ctx.metrics) : pipeline;
+  const listeners = new DeviceListeners({ sink, host: config.host, idleTimeoutMs: config.statusTimeout * 1000, log, logLevel: config.logLevel });
 
   // Every instance's ingestion lets go of a deleted device at the hint; one instance removes its data from the fact,
   // after letting go locally too (and finishing the device's writes).

@@ -9,7 +9,7 @@ import { createRemoteEntitlement } from '../../../src/services/billing/remote-en
 import { createServer } from '../../../src/server.ts';
 import type { Server } from '../../../src/server.ts';
 import { describeEachEngine } from '../../support/engines.ts';
-import { TEST_EVENT_CHANNEL, TEST_INTERNAL_TOKEN } from '../../support/server.ts';
+import { NO_METRICS, TEST_EVENT_CHANNEL, TEST_INTERNAL_TOKEN } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
 import { postStripe, stripeEvent, stripeSubscription } from './support/providers.ts';
 import type { BillingTestProviders } from './support/providers.ts';
@@ -64,7 +64,7 @@ describeEachEngine('billing: entitlement over HTTP for split mode', (engine) => 
   it('receives change notices from the billing process through Redis', { skip: redisUrl ? false : 'TEST_REDIS_URL is not set' }, async () => {
     const url = redisUrl as string;
     const withRedis = await createServer(
-      loadConfig({ SERVICES: 'billing', DATA_DIR: server.dataDir, LOG_LEVEL: 'silent', INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, REDIS_URL: url, EVENT_CHANNEL: TEST_EVENT_CHANNEL, ...providers.env }),
+      loadConfig({ SERVICES: 'billing', DATA_DIR: server.dataDir, LOG_LEVEL: 'silent', INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, REDIS_URL: url, EVENT_CHANNEL: TEST_EVENT_CHANNEL, ...NO_METRICS, ...providers.env }),
       { database: server.database },
     );
     await withRedis.app.listen({ port: 0, host: '127.0.0.1' });

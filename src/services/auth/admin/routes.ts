@@ -25,10 +25,7 @@ export function registerAdminRoutes(app: HttpApp, admin: UserAdminService): void
         response: { 200: Type.Object({ users: Type.Array(User), total: Type.Integer(), page: Type.Integer(), limit: Type.Integer() }) },
       },
     },
-    async (request) => {
-      await admin.assertAdministrator(requireIdentity(request).userId);
-      return admin.list(request.query);
-    },
+    async (request) => admin.list(request.query),
   );
 
   app.get(
@@ -36,10 +33,7 @@ export function registerAdminRoutes(app: HttpApp, admin: UserAdminService): void
     {
       schema: { tags: TAGS, summary: 'One account (administrators)', description: '403 FORBIDDEN; 404 USER_NOT_FOUND.', params: UserId, response: { 200: User } },
     },
-    async (request) => {
-      await admin.assertAdministrator(requireIdentity(request).userId);
-      return admin.get(request.params.id);
-    },
+    async (request) => admin.get(request.params.id),
   );
 
   app.put(
@@ -65,10 +59,6 @@ export function registerAdminRoutes(app: HttpApp, admin: UserAdminService): void
         response: { 200: User },
       },
     },
-    async (request) => {
-      const callerId = requireIdentity(request).userId;
-      await admin.assertAdministrator(callerId);
-      return admin.update(callerId, request.params.id, request.body);
-    },
+    async (request) => admin.update(requireIdentity(request).userId, request.params.id, request.body),
   );
 }

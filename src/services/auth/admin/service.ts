@@ -40,12 +40,6 @@ export class UserAdminService {
     this.deps = deps;
   }
 
-  /** Throws 403 unless the caller is an administrator (read from the database: flags change). */
-  async assertAdministrator(userId: number): Promise<void> {
-    const caller = await this.deps.users.findById(userId);
-    if (!caller || caller.administrator !== 1) throw new AppError('FORBIDDEN', 'Administrators only');
-  }
-
   async list(query: { search?: string; page: number; limit: number }): Promise<UserPage> {
     const { rows, total } = await this.deps.users.list({ search: query.search, offset: (query.page - 1) * query.limit, limit: query.limit });
     const withTwoFactor = await this.deps.twoFactor.enabledAmong(rows.map((row) => row.id));

@@ -35,10 +35,7 @@ export function registerInternalUserRoutes(app: HttpApp, directory: UserDirector
         response: { 200: UserAccessSchema },
       },
     },
-    async (request) => {
-      if (!request.fromService) throw new AppError('FORBIDDEN');
-      return found(await directory.get(request.params.id));
-    },
+    async (request) => found(await directory.get(request.params.id)),
   );
 
   app.get(
@@ -51,9 +48,6 @@ export function registerInternalUserRoutes(app: HttpApp, directory: UserDirector
         response: { 200: UserAccessSchema },
       },
     },
-    async (request) => {
-      if (!request.fromService) throw new AppError('FORBIDDEN');
-      return found(await directory.findByEmail(request.query.email));
-    },
+    async (request) => found(await directory.findByEmail(request.query.email)),
   );
 }

@@ -17,7 +17,6 @@ export function registerLegalRoutes(app: HttpApp, documents: LegalDocuments, leg
         schema: {
           tags: TAGS,
           summary: type === 'terms' ? 'The current terms of service' : 'The current privacy policy',
-          security: [],
           response: { 200: LegalDocument },
         },
       },

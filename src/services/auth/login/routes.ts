@@ -41,7 +41,6 @@ export function registerSignInRoutes(app: HttpApp, deps: SignInRouteDeps): void 
         summary: 'Sign in with e-mail and password',
         description:
           '200 with tokens (and the access_token and refresh_token cookies), or 202 when the account has two-factor authentication: then POST /2fa/login with temp_token. 401 INVALID_CREDENTIALS; 403 ACCOUNT_DISABLED, ACCOUNT_EXPIRED or EMAIL_NOT_VERIFIED (only after a correct password); 429 RATE_LIMITED.',
-        security: [],
         body: Type.Object({ email: EmailField, password: PasswordField }, strictBody),
         response: { 200: LoginResponse, 202: Login2FARequiredResponse },
       },
@@ -60,7 +59,6 @@ export function registerSignInRoutes(app: HttpApp, deps: SignInRouteDeps): void 
         summary: 'Complete a sign-in with a TOTP code, the e-mailed code or a backup code',
         description:
           'Answers the User and sets the access_token and refresh_token cookies (a bearer client reads its tokens from them). 401 INVALID_2FA_LOGIN_CODE for a wrong code; 401 TEMP_TOKEN_EXPIRED once the temp_token expired (5 minutes) or 5 wrong codes burned it.',
-        security: [],
         body: Type.Object({ temp_token: OpaqueTokenField, code: TwoFactorCodeField }, strictBody),
         response: { 200: User },
       },
@@ -80,7 +78,6 @@ export function registerSignInRoutes(app: HttpApp, deps: SignInRouteDeps): void 
         summary: 'Mail a new sign-in code for a 202 answer of type email; the previous code stops working',
         description:
           'At most one code per 30 s per temp_token: within that (and for a totp sign-in) the answer is the same and no mail is sent. 401 TEMP_TOKEN_EXPIRED once the temp_token is used, expired or burned.',
-        security: [],
         body: Type.Object({ temp_token: OpaqueTokenField }, strictBody),
         response: { 200: MessageResponse },
       },
@@ -99,7 +96,6 @@ export function registerSignInRoutes(app: HttpApp, deps: SignInRouteDeps): void 
         summary: 'Exchange a refresh token for new tokens (rotation)',
         description:
           'The token comes from the body or the refresh_token cookie; the body may be omitted. Each refresh token works once: it is replaced by the one returned. Presenting a replaced token again within 10 s answers the same replacement; later it ends the whole sign-in (401 REFRESH_TOKEN_REUSED).',
-        security: [],
         body: Type.Object({ refreshToken: Type.Optional(OpaqueTokenField) }, strictBody),
         response: { 200: LoginResponse },
       },
@@ -145,7 +141,6 @@ export function registerSignInRoutes(app: HttpApp, deps: SignInRouteDeps): void 
         summary: 'Token check for a reverse proxy (nginx auth_request, Traefik forwardAuth); GET or HEAD',
         description:
           'Reads the access_token cookie (or a bearer header). 200 with X-User-Id and X-User-Email when the token is valid and the account active, else 401. Never cached. See docs/reverse-proxy.md.',
-        security: [{ cookie: [] }, { bearer: [] }],
         response: { 200: Type.Object({ userId: Type.Integer(), email: Type.String() }) },
       },
     },

@@ -52,7 +52,6 @@ export async function registerOpenIdRoutes(app: HttpApp, deps: OpenIdRouteDeps):
         summary: 'Start a social sign-in: 307 to the provider',
         description:
           'Redirects to Google, Facebook or Apple with state, nonce and PKCE (S256), and sets the openid_binding cookie the callback requires. ret=app makes the callback answer with the app-scheme redirects. 400 OPENID_PROVIDER_NOT_CONFIGURED for a provider this server has no client for; 429 RATE_LIMITED. A provider that cannot be reached ends at the error redirect with reason provider_unavailable.',
-        security: [],
         querystring: Type.Object({
           provider: Type.Union(PROVIDER_NAMES.map((name) => Type.Literal(name))),
           ret: Type.Optional(Type.Union([Type.Literal('web'), Type.Literal('app')], { default: 'web' })),
@@ -87,7 +86,6 @@ export async function registerOpenIdRoutes(app: HttpApp, deps: OpenIdRouteDeps):
         tags: TAGS,
         summary: "The provider's redirect back (Google, Facebook)",
         description: CALLBACK_DESCRIPTION,
-        security: [],
         querystring: Type.Object(CallbackParameters),
         response: { 303: RedirectResponse },
       },
@@ -107,7 +105,6 @@ export async function registerOpenIdRoutes(app: HttpApp, deps: OpenIdRouteDeps):
           tags: TAGS,
           summary: "The provider's form_post back (Apple)",
           description: `${CALLBACK_DESCRIPTION} Apple adds \`user\` (JSON with the name) on the first authorization.`,
-          security: [],
           consumes: ['application/x-www-form-urlencoded'],
           body: Type.Object({ ...CallbackParameters, user: CallbackField }),
           response: { 303: RedirectResponse },
@@ -125,7 +122,6 @@ export async function registerOpenIdRoutes(app: HttpApp, deps: OpenIdRouteDeps):
         summary: 'Mobile sign-in: exchange a Google id_token',
         description:
           'The app signs in with Google itself and posts the id_token. Checked: signature (the issuer\'s JWKS), iss, aud (one of OIDC_GOOGLE_AUDIENCES), exp, and a verified e-mail. 200 as /login (tokens and cookies; the spec\'s OpenIDTokenResponse fields accessToken and user, plus refreshToken and expiresIn), or 202 when the account has two-factor authentication. 400 OPENID_PROVIDER_UNSUPPORTED (provider other than google), OPENID_PROVIDER_NOT_CONFIGURED; 401 ID_TOKEN_INVALID, ID_TOKEN_EXPIRED, ID_TOKEN_WRONG_ISSUER, ID_TOKEN_WRONG_AUDIENCE, ID_TOKEN_EMAIL_UNVERIFIED; 403 ACCOUNT_DISABLED, ACCOUNT_EXPIRED, REGISTRATION_DISABLED; 409 OPENID_ACCOUNT_EXISTS; 429; 502 UPSTREAM_UNAVAILABLE when Google\'s keys cannot be fetched.',
-        security: [],
         body: Type.Object({ provider: Type.String({ minLength: 1, maxLength: 32 }), id_token: Type.String({ minLength: 1, maxLength: 8192 }) }, strictBody),
         response: { 200: LoginResponse, 202: Login2FARequiredResponse },
       },

@@ -14,7 +14,6 @@ export function registerRegistrationRoutes(app: HttpApp, registration: Registrat
         summary: 'Create an account; a verification e-mail with a link and a 6-digit code follows',
         description:
           '400 TERMS_NOT_ACCEPTED or WEAK_PASSWORD (message names the rule); 403 REGISTRATION_DISABLED; 409 EMAIL_TAKEN; 429 RATE_LIMITED (5 per minute per client).',
-        security: [],
         body: Type.Object(
           {
             email: EmailField,
@@ -37,7 +36,6 @@ export function registerRegistrationRoutes(app: HttpApp, registration: Registrat
         tags: TAGS,
         summary: 'Verify the e-mail address with the token of the mailed link',
         description: '400 INVALID_OR_EXPIRED_TOKEN when the token is unknown, used, replaced by a newer mail, or expired.',
-        security: [],
         body: Type.Object({ token: OpaqueTokenField }, strictBody),
         response: { 200: MessageEmailResponse },
       },
@@ -52,7 +50,6 @@ export function registerRegistrationRoutes(app: HttpApp, registration: Registrat
         tags: TAGS,
         summary: 'Verify the e-mail address with the mailed 6-digit code',
         description: '400 INVALID_VERIFICATION_CODE when wrong or expired; 5 wrong codes burn it (ask for a new mail).',
-        security: [],
         body: Type.Object({ email: EmailField, code: Type.String({ pattern: '^[0-9]{6}$', description: '6 digits' }) }, strictBody),
         response: { 200: MessageEmailResponse },
       },
@@ -67,7 +64,6 @@ export function registerRegistrationRoutes(app: HttpApp, registration: Registrat
         tags: TAGS,
         summary: 'Send the verification e-mail again',
         description: 'Always 200 with the same body. A mail goes out only to an unverified account, at most once per 30 s and 5 times per hour.',
-        security: [],
         body: Type.Object({ email: EmailField }, strictBody),
         response: { 200: MessageResponse },
       },

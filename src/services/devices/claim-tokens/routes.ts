@@ -1,9 +1,5 @@
 import { Type } from 'typebox';
 import type { HttpApp } from '../../../platform/http/app.ts';
-import { requireIdentity } from '../../../platform/http/identity.ts';
-import type { FastifyRequest } from 'fastify';
-import type { UserDirectory } from '../../auth/users/directory.ts';
-import { assertAdministrator, resolveCaller } from '../callers.ts';
 import {
   ClaimTokenCreateRequest,
   ClaimTokenListQuery,
@@ -16,10 +12,9 @@ import { errorResponses } from '../../../platform/http/schemas.ts';
 
 const TAGS = ['devices'];
 
-/** Provisioning of claim tokens: administrators only. */
-export function registerClaimTokenRoutes(app: HttpApp, deps: { claimTokens: ClaimTokenService; users: UserDirectory }): void {
-  const { claimTokens, users } = deps;
-  const requireAdministrator = async (request: FastifyRequest) => assertAdministrator(await resolveCaller(users, requireIdentity(request).userId));
+/** Provisioning of claim tokens: administrators only (route-access.ts). */
+export function registerClaimTokenRoutes(app: HttpApp, deps: { claimTokens: ClaimTokenService }): void {
+  const { claimTokens } = deps;
 
   app.post(
     '/api/devices/claim-tokens',
@@ -32,10 +27,7 @@ export function registerClaimTokenRoutes(app: HttpApp, deps: { claimTokens: Clai
         response: { 201: ClaimTokenSchema, ...errorResponses(400, 401, 403, 409) },
       },
     },
-    async (request, reply) => {
-      await requireAdministrator(request);
-      return reply.code(201).send(await claimTokens.create(request.body));
-    },
+    async (request, reply) => reply.code(201).send(await claimTokens.create(request.body)),
   );
 
   app.get(
@@ -50,7 +42,6 @@ export function registerClaimTokenRoutes(app: HttpApp, deps: { claimTokens: Clai
       },
     },
     async (request) => {
-      await requireAdministrator(request);
       const { status, uniqueId, limit, offset } = request.query;
       return claimTokens.list({ status, uniqueId, limit: limit ?? 100, offset: offset ?? 0 });
     },
@@ -67,10 +58,7 @@ export function registerClaimTokenRoutes(app: HttpApp, deps: { claimTokens: Clai
         response: { 200: ClaimTokenSchema, ...errorResponses(401, 403, 404) },
       },
     },
-    async (request) => {
-      await requireAdministrator(request);
-      return claimTokens.get(request.params.token);
-    },
+    async (request) => claimTokens.get(request.params.token),
   );
 
   app.put(
@@ -85,10 +73,7 @@ export function registerClaimTokenRoutes(app: HttpApp, deps: { claimTokens: Clai
         response: { 200: ClaimTokenSchema, ...errorResponses(400, 401, 403, 404, 409) },
       },
     },
-    async (request) => {
-      await requireAdministrator(request);
-      return claimTokens.configure(request.params.token, request.body);
-    },
+    async (request) => claimTokens.configure(request.params.token, request.body),
   );
 
   app.delete(
@@ -103,7 +88,6 @@ export function registerClaimTokenRoutes(app: HttpApp, deps: { claimTokens: Clai
       },
     },
     async (request, reply) => {
-      await requireAdministrator(request);
       await claimTokens.revoke(request.params.token);
       return reply.code(204).send(null);
     },

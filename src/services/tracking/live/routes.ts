@@ -21,7 +21,17 @@ export async function registerLiveRoutes(app: HttpApp, hub: LiveHub, allowedOrig
   const origins = new Set(allowedOrigins.map((url) => new URL(url).origin));
   // Added before the plugin's own preClose hook, which would close the sockets without a code.
   app.addHook('preClose', async () => hub.stop());
-  await app.register(websocket, { options: { maxPayload: MAX_CLIENT_MESSAGE_BYTES } });
+  await app.register(websocket, {
+    options: { maxPayload: MAX_CLIENT_MESSAGE_BYTES },
+    // A malformed or oversized frame is the client's fault, and ws has already closed with 1002 or
+    // 1009: not worth an error line per bad client. Anything else (the handler failing) is ours.
+    errorHandler: (error, socket, request) => {
+      const code: unknown = (error as Error & { code?: unknown }).code;
+      const fromClient = typeof code === 'string' && code.startsWith('WS_ERR_');
+      request.log[fromClient ? 'debug' : 'error']({ err: error }, fromClient ? 'live: the client sent a bad frame' : 'live: socket failed');
+      socket.terminate();
+    },
+  });
   // The plugin ends a refused upgrade's connection only when its own onRequest hook ran; the
   // gateway's runs first and may refuse (401) before it, which would leave the connection open.
   app.addHook('onResponse', (request, _reply, done) => {

@@ -2,7 +2,7 @@ import { loadConfig } from '../../../../src/config.ts';
 import { createServer } from '../../../../src/server.ts';
 import type { Server } from '../../../../src/server.ts';
 import type { TestEngine } from '../../../support/engines.ts';
-import { TEST_INTERNAL_TOKEN, startTestServer } from '../../../support/server.ts';
+import { NO_METRICS, TEST_INTERNAL_TOKEN, startTestServer } from '../../../support/server.ts';
 import type { TestServer } from '../../../support/server.ts';
 import { startBillingTestProviders } from './providers.ts';
 import type { BillingTestProviders } from './providers.ts';
@@ -32,7 +32,7 @@ export async function stopBillingTestServer(setup: Partial<BillingTestSetup>): P
 /** A billing-only process without the gateway, on the suite's database, as a split deployment runs it. */
 export function createBillingOnlyServer({ providers, server }: BillingTestSetup): Promise<Server> {
   return createServer(
-    loadConfig({ SERVICES: 'billing', DATA_DIR: server.dataDir, LOG_LEVEL: 'silent', INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, ...providers.env }),
+    loadConfig({ SERVICES: 'billing', DATA_DIR: server.dataDir, LOG_LEVEL: 'silent', INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, ...NO_METRICS, ...providers.env }),
     { database: server.database },
   );
 }

@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict';
-import { createServer as createTcpServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { loadConfig } from '../../../../src/config.ts';
 import { createServer } from '../../../../src/server.ts';
@@ -8,19 +6,11 @@ import type { Server } from '../../../../src/server.ts';
 import { TOKEN_EXPIRES_HEADER } from '../../../../src/services/tracking/live/protocol.ts';
 import { createSharedDatabase, testEngines } from '../../../support/engines.ts';
 import type { SharedTestDatabase } from '../../../support/engines.ts';
-import { NO_DEVICE_LISTENERS, TEST_INTERNAL_TOKEN } from '../../../support/server.ts';
+import { freePort } from '../../../support/ports.ts';
+import { NO_DEVICE_LISTENERS, NO_METRICS, TEST_INTERNAL_TOKEN } from '../../../support/server.ts';
 import { LiveClient, bareUpgrade, refusal, socketUrl } from './support.ts';
 import type { LiveMessage } from './support.ts';
 
-
-/** A port nothing listens on: bound once, then released. */
-async function closedPort(): Promise<number> {
-  const probe = createTcpServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 /**
  * Split mode: a gateway-only instance in front of an instance that runs the services. The
@@ -55,7 +45,7 @@ for (const engine of testEngines()) {
 
     before(async () => {
       database = await createSharedDatabase(engine, 'trackstack-live-split-');
-      shared = { DATA_DIR: database.dataDir, LOG_LEVEL: 'silent', INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, PUBLIC_URL: 'http://localhost:8080', RATE_LIMITS: 'off', ...NO_DEVICE_LISTENERS };
+      shared = { DATA_DIR: database.dataDir, LOG_LEVEL: 'silent', INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, PUBLIC_URL: 'http://localhost:8080', RATE_LIMITS: 'off', ...NO_DEVICE_LISTENERS, ...NO_METRICS };
       services = await createServer(loadConfig({ ...shared, DATABASE_URL: database.url, SERVICES: 'auth,devices,tracking' }));
       servicesSocket = await socketUrl(services.app);
       servicesUrl = servicesSocket.replace('ws:', 'http:').replace('/api/socket', '');
@@ -148,7 +138,7 @@ for (const engine of testEngines()) {
     });
 
     it('answers 502 UPSTREAM_UNAVAILABLE when the tracking service cannot be reached', async () => {
-      const unreachable = `http://127.0.0.1:${await closedPort()}`;
+      const unreachable = `http://127.0.0.1:${await freePort()}`;
       const lonely = await createServer(
         loadConfig({ ...shared, SERVICES: 'gateway', AUTH_URL: servicesUrl, DEVICES_URL: servicesUrl, TRACKING_URL: unreachable, BILLING_URL: servicesUrl }),
       );

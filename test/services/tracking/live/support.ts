@@ -5,11 +5,13 @@ import cookie from '@fastify/cookie';
 import { WebSocket } from 'ws';
 import type { ClientOptions } from 'ws';
 import { installAuthentication } from '../../../../src/gateway/authenticate.ts';
+import { installRouteAccess } from '../../../../src/platform/http/access.ts';
 import { createHttpApp } from '../../../../src/platform/http/app.ts';
 import type { HttpApp } from '../../../../src/platform/http/app.ts';
 import { installIdentity } from '../../../../src/platform/http/identity.ts';
 import type { LiveOptions } from '../../../../src/services/tracking/live/hub.ts';
 import { createTrackingModule } from '../../../../src/services/tracking/module.ts';
+import { trackingRouteAccess } from '../../../../src/services/tracking/route-access.ts';
 import { TEST_INTERNAL_TOKEN, instanceContext } from '../../../support/server.ts';
 import type { TestLogin, TestServer } from '../../../support/server.ts';
 
@@ -178,12 +180,18 @@ export function bearer(login: TestLogin): ClientOptions {
  * behind a gateway of its own: another instance in miniature, whose keepalive, bounds and
  * refresh interval a test can shorten.
  */
-export async function tunedInstance(server: TestServer, live: Partial<LiveOptions>): Promise<{ url: string; close(): Promise<void> }> {
+export async function tunedInstance(
+  server: TestServer,
+  live: Partial<LiveOptions>,
+  /** Where the instance logs, at debug; silent without. */
+  logStream?: NodeJS.WritableStream,
+): Promise<{ url: string; close(): Promise<void> }> {
   const { database, auth, devices } = server;
   assert.ok(database && auth && devices);
   const ctx = instanceContext(server);
   const tracking = await createTrackingModule(ctx, { devices: devices.api, users: auth.api.users, live });
-  const app = createHttpApp({ logLevel: 'silent', bodyLimit: server.config.bodyLimit, trustProxy: undefined });
+  const app = createHttpApp({ logLevel: logStream ? 'debug' : 'silent', bodyLimit: server.config.bodyLimit, trustProxy: undefined, logStream });
+  installRouteAccess(app, [trackingRouteAccess]);
   await app.register(cookie);
   installAuthentication(app, auth.api.verifier, TEST_INTERNAL_TOKEN);
   installIdentity(app, TEST_INTERNAL_TOKEN);

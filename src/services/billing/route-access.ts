@@ -1,0 +1,17 @@
+import type { RouteAccessTable } from '../../platform/http/access.ts';
+
+/** Every route of the billing module and who may call it (docs/architecture.md, "Route access"). */
+export const billingRouteAccess = {
+  'GET /health': 'public',
+  // Webhooks carry the provider's signature, not our tokens.
+  'POST /webhooks/stripe': 'public',
+  'POST /webhooks/apple': 'public',
+  'POST /webhooks/google': 'public',
+
+  // The bearer's own user id; any id for administrators and services (routes.ts).
+  'GET /api/subscriptions/:user_id': 'user',
+  'GET /api/subscriptions/check/:user_id': 'user',
+  'POST /api/subscriptions/google/purchases': 'user',
+
+  'GET /api/subscriptions/by-provider/:provider/:subscription_id': 'admin',
+} as const satisfies RouteAccessTable;

@@ -1,0 +1,24 @@
+import type { RouteAccessTable } from '../../platform/http/access.ts';
+
+/** Every route of the devices module and who may call it (docs/architecture.md, "Route access"). */
+export const devicesRouteAccess = {
+  'GET /api/devices/health': 'public',
+  'POST /api/devices/validate-token': 'public',
+
+  'GET /api/devices': 'user',
+  'POST /api/devices': 'user',
+  'POST /api/devices/claim': 'user',
+  'GET /api/devices/:id': 'user',
+  'PUT /api/devices/:id': 'user',
+  'DELETE /api/devices/:id': 'user',
+  'POST /api/devices/:id/shares': 'user',
+  'GET /api/devices/:id/shares': 'user',
+  'PUT /api/devices/:id/shares/:userId': 'user',
+  'DELETE /api/devices/:id/shares/:userId': 'user',
+
+  'POST /api/devices/claim-tokens': 'admin',
+  'GET /api/devices/claim-tokens': 'admin',
+  'GET /api/devices/claim-tokens/:token': 'admin',
+  'PUT /api/devices/claim-tokens/:token': 'admin',
+  'DELETE /api/devices/claim-tokens/:token': 'admin',
+} as const satisfies RouteAccessTable;

@@ -1,0 +1,55 @@
+import { Counter, Gauge } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { DEVICE_PROTOCOLS } from './listeners.ts';
+import type { IngestSink } from './sink.ts';
+
+/**
+ * The sink as the device listeners see it, counting what passes through: position reports (fixes
+ * and status-only reports) stored or refused, per protocol; identifications refused (unknown or
+ * disabled device); device TCP sessions open.
+ */
+export function meteredSink(sink: IngestSink, metrics: Registry): IngestSink {
+  const reports = new Counter({
+    name: 'trackstack_ingest_positions_total',
+    help: 'Position reports from devices, by protocol and outcome: accepted once durable, refused when the device was refused or the write failed',
+    labelNames: ['protocol', 'outcome'] as const,
+    registers: [metrics],
+  });
+  for (const protocol of DEVICE_PROTOCOLS) for (const outcome of ['accepted', 'refused']) reports.inc({ protocol, outcome }, 0);
+  const unknownDevices = new Counter({
+    name: 'trackstack_ingest_unknown_devices_total',
+    help: 'Identifications refused: no device has the uniqueId, or it is disabled',
+    registers: [metrics],
+  });
+  const connections = new Gauge({
+    name: 'trackstack_device_connections',
+    help: 'Device TCP connections whose device has identified itself',
+    registers: [metrics],
+  });
+
+  return {
+    async identify(uniqueId) {
+      const device = await sink.identify(uniqueId);
+      if (!device) unknownDevices.inc();
+      return device;
+    },
+    async accept(device, protocol, message, receivedAt) {
+      const count = message.positions.length + message.statuses.length;
+      try {
+        await sink.accept(device, protocol, message, receivedAt);
+      } catch (error) {
+        reports.inc({ protocol, outcome: 'refused' }, count);
+        throw error;
+      }
+      reports.inc({ protocol, outcome: 'accepted' }, count);
+    },
+    connected(device) {
+      connections.inc();
+      sink.connected(device);
+    },
+    disconnected(device) {
+      connections.dec();
+      sink.disconnected(device);
+    },
+  };
+}
