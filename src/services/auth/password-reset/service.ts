@@ -4,6 +4,7 @@ import type { MailNotifier } from '../mail/notifier.ts';
 import { passwordResetMail } from '../mail/templates.ts';
 import { AUTH_RATE_RULES, withinLimit } from '../rate-limits.ts';
 import type { SessionService } from '../sessions/service.ts';
+import { invalidLink } from '../tokens/one-time-tokens.ts';
 import type { OneTimeTokens } from '../tokens/one-time-tokens.ts';
 import { passwordProblem } from '../users/password-policy.ts';
 import { hashPassword } from '../users/passwords.ts';
@@ -60,12 +61,12 @@ export class PasswordResetService {
   async update(token: string, password: string): Promise<{ message: string }> {
     const { oneTimeTokens, users, sessions } = this.deps;
     const row = await oneTimeTokens.find('password_reset', token);
-    if (!row) throw new AppError('INVALID_OR_EXPIRED_TOKEN');
+    if (!row) throw invalidLink();
     const user = await users.findById(row.user_id);
     if (!user) throw new AppError('USER_NOT_FOUND');
     const problem = passwordProblem(password);
     if (problem) throw new AppError('WEAK_PASSWORD', problem);
-    if (!(await oneTimeTokens.consume(row))) throw new AppError('INVALID_OR_EXPIRED_TOKEN');
+    if (!(await oneTimeTokens.consume(row))) throw invalidLink();
     const now = Date.now();
     await users.update(user.id, {
       password_hash: await hashPassword(password),

@@ -36,7 +36,7 @@ export function registerRegistrationRoutes(app: HttpApp, registration: Registrat
       schema: {
         tags: TAGS,
         summary: 'Verify the e-mail address with the token of the mailed link',
-        description: '400 INVALID_OR_EXPIRED_TOKEN when the token is unknown, used, replaced by a newer mail, or expired.',
+        description: '400 INVALID_TOKEN when the token is unknown, used, replaced by a newer mail, or expired.',
         security: [],
         body: Type.Object({ token: OpaqueTokenField }, strictBody),
         response: { 200: MessageEmailResponse },

@@ -4,6 +4,7 @@ import type { LegalDocuments } from '../legal/documents.ts';
 import type { MailNotifier } from '../mail/notifier.ts';
 import { verificationMail } from '../mail/templates.ts';
 import { AUTH_RATE_RULES, enforceLimit, withinLimit } from '../rate-limits.ts';
+import { invalidLink } from '../tokens/one-time-tokens.ts';
 import type { OneTimeTokens } from '../tokens/one-time-tokens.ts';
 import { passwordProblem } from '../users/password-policy.ts';
 import { isUniqueViolation } from '../users/repository.ts';
@@ -70,9 +71,9 @@ export class RegistrationService {
   async verifyLink(token: string): Promise<{ message: string; email: string }> {
     const { oneTimeTokens, users } = this.deps;
     const row = await oneTimeTokens.find('email_verification', token);
-    if (!row || !(await oneTimeTokens.consume(row))) throw new AppError('INVALID_OR_EXPIRED_TOKEN');
+    if (!row || !(await oneTimeTokens.consume(row))) throw invalidLink();
     const user = await users.findById(row.user_id);
-    if (!user) throw new AppError('INVALID_OR_EXPIRED_TOKEN');
+    if (!user) throw invalidLink();
     return this.markVerified(user);
   }
 

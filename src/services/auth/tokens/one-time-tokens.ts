@@ -1,5 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { randomToken, safeEqual, sha256 } from '../../../platform/crypto.ts';
+import { AppError } from '../../../platform/http/errors.ts';
 import type { AuthKeys } from '../keys.ts';
 import type { OneTimeTokenRepository, OneTimeTokenRow } from './one-time-repository.ts';
 
@@ -12,6 +13,14 @@ export interface IssuedToken {
   token: string;
   /** The 6-digit code mailed beside a verification link. */
   code: string | undefined;
+}
+
+/**
+ * A verification or reset link whose token is unknown, used, replaced or expired: INVALID_TOKEN at
+ * 400, the status spec §4.1 gives these routes (401 would send a client to refresh its access token).
+ */
+export function invalidLink(): AppError {
+  return new AppError('INVALID_TOKEN', 'The link is invalid, already used or expired', { statusCode: 400 });
 }
 
 export type CodeCheck = 'accepted' | 'rejected' | 'exhausted';
