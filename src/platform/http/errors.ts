@@ -35,6 +35,7 @@ export const ERROR_CODES = {
   INVALID_CURRENT_PASSWORD: [400, 'The current password is wrong'],
   REFRESH_TOKEN_REUSED: [401, 'The refresh token was already used; that sign-in has been ended everywhere'],
   USER_NOT_FOUND: [404, 'The user does not exist'],
+  LAST_ADMINISTRATOR: [409, 'The last administrator cannot delete their account; make another administrator first'],
   ACCOUNT_READONLY: [403, 'The account is read-only'],
   TERMS_VERSION_OUTDATED: [400, 'The accepted version is not the current version of the terms'],
   CANNOT_CHANGE_OWN_ACCESS: [400, 'Administrators cannot disable, expire or demote their own account'],
