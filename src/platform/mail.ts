@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { createTransport } from 'nodemailer';
 import { randomToken } from './crypto.ts';
+import { keepPrivate } from './private-files.ts';
 
 export interface MailMessage {
   to: string;
@@ -45,6 +46,7 @@ function smtpMailer(smtpUrl: string, from: string): Mailer {
 }
 
 function outboxMailer(options: MailerOptions): Mailer {
+  keepPrivate(options.outboxDir);
   const compose = createTransport({ streamTransport: true, buffer: true, newline: 'windows' });
   return {
     async send(message) {
