@@ -51,7 +51,7 @@ export function registerRegistrationRoutes(app: HttpApp, registration: Registrat
       schema: {
         tags: TAGS,
         summary: 'Verify the e-mail address with the mailed 6-digit code',
-        description: '400 INVALID_VERIFICATION_CODE when wrong or expired; 5 wrong codes burn it (ask for a new mail).',
+        description: '400 INVALID_VERIFICATION_CODE when wrong or expired; 5 wrong codes burn it (use the link of the same mail, or ask for a new mail).',
         security: [],
         body: Type.Object({ email: EmailField, code: Type.String({ pattern: '^[0-9]{6}$', description: '6 digits' }) }, strictBody),
         response: { 200: MessageEmailResponse },

@@ -77,14 +77,14 @@ export class RegistrationService {
     return this.markVerified(user);
   }
 
-  /** POST /verify-code: the 6-digit code of the latest mail; 5 wrong codes burn it. */
+  /** POST /verify-code: the 6-digit code of the latest mail; 5 wrong codes burn it (the link of that mail still works). */
   async verifyCode(email: string, code: string, clientIp: string): Promise<{ message: string; email: string }> {
     const { oneTimeTokens, users, limiter } = this.deps;
     await enforceLimit(limiter, AUTH_RATE_RULES.verifyCode, clientIp);
     const user = await users.findByEmail(email);
     const row = user && (await oneTimeTokens.latestOfUser('email_verification', user.id));
     if (!user || !row) throw new AppError('INVALID_VERIFICATION_CODE');
-    const result = await oneTimeTokens.attempt(row, async () => oneTimeTokens.codeMatches(row, code));
+    const result = await oneTimeTokens.attemptCode(row, code);
     if (result !== 'accepted' || !(await oneTimeTokens.consume(row))) throw new AppError('INVALID_VERIFICATION_CODE');
     return this.markVerified(user);
   }
