@@ -91,6 +91,21 @@ describeEachEngine('auth rate limits', (engine) => {
     assert.equal((await login(server, email)).statusCode, 200, 'the next window');
   });
 
+  it('login: 100 per minute per client across addresses (password spraying)', async () => {
+    const remoteAddress = '10.3.0.1';
+    const attempt = (email: string, from = remoteAddress) =>
+      server.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email, password: 'Common-Password-1' }, remoteAddress: from });
+    // Two addresses, 50 tries each: every try counts for the client, also those its address limit refused.
+    const statuses: number[] = [];
+    for (let i = 0; i < 100; i++) statuses.push((await attempt(address(`spray-${i % 2}`))).statusCode);
+    assert.deepEqual([statuses.filter((status) => status === 401).length, statuses.filter((status) => status === 429).length], [20, 80]);
+    assertLimited(await attempt(address('spray-fresh')), 60);
+    const email = address('spray-victim');
+    await createUser(server, { email });
+    assertLimited(await server.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email, password: PASSWORD }, remoteAddress }), 60);
+    assert.equal((await attempt(address('spray-fresh'), '10.3.0.2')).statusCode, 401, 'another client is not affected');
+  });
+
   it('register: 5 per minute per client', async () => {
     const register = (email: string, remoteAddress = '10.1.0.1') =>
       server.app.inject({ method: 'POST', url: '/api/auth/register', payload: { email, password: PASSWORD, name: 'x', termsPrivacyAccepted: true }, remoteAddress });

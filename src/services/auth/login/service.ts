@@ -52,6 +52,7 @@ export class SignInService {
 
   async login(email: string, password: string, client: ClientInfo): Promise<LoginOutcome> {
     const { users, limiter } = this.deps;
+    await enforceLimit(limiter, AUTH_RATE_RULES.loginPerClient, client.ip);
     await enforceLimit(limiter, AUTH_RATE_RULES.login, `${client.ip}|${email.toLowerCase()}`);
     const user = await users.findByEmail(email);
     // Unknown addresses cost one hash too, so timing does not tell which addresses exist.
