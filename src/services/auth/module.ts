@@ -37,6 +37,7 @@ import { TwoFactorRepository } from './two-factor/repository.ts';
 import { TwoFactorService } from './two-factor/service.ts';
 import { LocalUserDirectory } from './users/directory.ts';
 import type { UserDirectory } from './users/directory.ts';
+import { ClientHashShares, MAX_HASHES_PER_CLIENT } from './users/hash-shares.ts';
 import { passwordProblem } from './users/password-policy.ts';
 import { UserRepository } from './users/repository.ts';
 import { AccountService } from './users/service.ts';
@@ -103,6 +104,7 @@ export async function createAuthModule(ctx: ModuleContext): Promise<AuthModule> 
     oneTimeTokens,
     statuses,
     limiter,
+    hashShares: new ClientHashShares(config.rateLimits ? MAX_HASHES_PER_CLIENT : Infinity),
     tempTokenTtlSeconds: config.ttl.twoFactorTempToken,
   });
   const registration = new RegistrationService({

@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
+import { AppError } from '../../../src/platform/http/errors.ts';
 import { MemoryRateLimiter, RedisRateLimiter } from '../../../src/platform/rate-limit.ts';
+import { ClientHashShares, MAX_HASHES_PER_CLIENT } from '../../../src/services/auth/users/hash-shares.ts';
 import { describeEachEngine } from '../../support/engines.ts';
 import { TEST_EVENT_CHANNEL, startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
@@ -69,6 +71,26 @@ describe('rate limiter stores', () => {
   });
 });
 
+describe('password-check shares per client', () => {
+  it('lets a client hold two checks at once, refuses a third with 429 and Retry-After, and forgets clients that are done', () => {
+    const shares = new ClientHashShares(MAX_HASHES_PER_CLIENT);
+    const first = shares.take('10.9.0.1');
+    const second = shares.take('10.9.0.1');
+    assert.throws(
+      () => shares.take('10.9.0.1'),
+      (error: unknown) => error instanceof AppError && error.code === 'RATE_LIMITED' && error.headers?.['retry-after'] === '1',
+    );
+    const other = shares.take('10.9.0.2');
+    first();
+    shares.take('10.9.0.1')();
+    second();
+    other();
+    assert.equal(shares.clients, 0);
+    const unlimited = new ClientHashShares(Infinity);
+    for (let i = 0; i < 50; i++) unlimited.take('10.9.0.3');
+  });
+});
+
 describeEachEngine('auth rate limits', (engine) => {
   let server: TestServer;
   before(async () => {
@@ -104,6 +126,23 @@ describeEachEngine('auth rate limits', (engine) => {
     await createUser(server, { email });
     assertLimited(await server.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email, password: PASSWORD }, remoteAddress }), 60);
     assert.equal((await attempt(address('spray-fresh'), '10.3.0.2')).statusCode, 401, 'another client is not affected');
+  });
+
+  it('login: a client gets two password checks at a time; parallel extras answer 429, another client is not refused', async () => {
+    const email = address('parallel');
+    await createUser(server, { email });
+    const attempt = (remoteAddress: string) =>
+      server.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email, password: 'Wrong-Password-1' }, remoteAddress });
+    const [mine, other] = await Promise.all([Promise.all([1, 2, 3, 4, 5].map(() => attempt('10.4.0.1'))), attempt('10.4.0.2')]);
+    const refused = mine.filter((response) => response.statusCode === 429);
+    assert.equal(refused.length, 3);
+    for (const response of refused) {
+      assertError(response, 429, 'RATE_LIMITED');
+      assert.equal(response.headers['retry-after'], '1');
+    }
+    assert.equal(mine.filter((response) => response.statusCode === 401).length, 2);
+    assertError(other, 401, 'INVALID_CREDENTIALS');
+    assertError(await attempt('10.4.0.1'), 401, 'INVALID_CREDENTIALS');
   });
 
   it('register: 5 per minute per client', async () => {
