@@ -57,6 +57,8 @@ export interface AuthApi {
 
 export interface AuthModule extends ServiceModule {
   api: AuthApi;
+  /** Resolves once the mail work started so far (looking accounts up, issuing links, sending) has finished: for tools and tests. */
+  mailSettled(): Promise<void>;
 }
 
 const PURGE_INTERVAL_MS = 3_600_000;
@@ -156,6 +158,7 @@ export async function createAuthModule(ctx: ModuleContext): Promise<AuthModule> 
   return {
     name: 'auth',
     api: { users, accounts, sessions, accessTokens, signingKey, verifier },
+    mailSettled: () => mail.settled(),
     registerRoutes(app) {
       return registerAuthRoutes(app, {
         database,

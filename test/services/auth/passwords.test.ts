@@ -44,6 +44,7 @@ describeEachEngine('auth password reset and change', (engine) => {
     assert.deepEqual(known.json(), { message: 'If email exists, reset link sent' });
     const mail = await mailbox.waitFor('reset-known@example.com');
     assert.ok(mail.text.includes('https://app.example.com/reset-password?token='));
+    await server.auth!.mailSettled();
     assert.equal(mailbox.to('reset-unknown@example.com').length, 0);
     const [row] = await resetRows('reset-known@example.com');
     assert.notEqual(row?.token_hash, resetToken(mail), 'stored hashed');
@@ -112,6 +113,7 @@ describeEachEngine('auth password reset and change', (engine) => {
     const disabled = await createUser(server, { email: 'reset-disabled@example.com' });
     await server.database!.db.updateTable('users').set({ disabled: 1 }).where('id', '=', disabled).execute();
     assert.equal((await postJson(server, '/api/auth/password/reset', { email: 'reset-disabled@example.com' })).statusCode, 200);
+    await server.auth!.mailSettled();
     assert.equal((await resetRows('reset-disabled@example.com')).length, 0);
   });
 

@@ -164,6 +164,7 @@ describeEachEngine('auth rate limits', (engine) => {
       answers.add(response.body);
     }
     assert.equal(answers.size, 1);
+    await server.auth!.mailSettled();
     const issued = await server.database!.db.selectFrom('one_time_tokens').select('token_hash').where('user_id', '=', id).where('purpose', '=', 'password_reset').execute();
     assert.equal(issued.length, 5);
   });
@@ -174,6 +175,7 @@ describeEachEngine('auth rate limits', (engine) => {
     const id = await createUser(server, { email, verified: false });
     for (let i = 0; i < 7; i++) {
       assert.equal((await postJson(server, '/api/auth/resend-verification', { email })).statusCode, 200);
+      await server.auth!.mailSettled();
       t.mock.timers.tick(30_000);
     }
     const issued = await server.database!.db.selectFrom('one_time_tokens').select('token_hash').where('user_id', '=', id).where('purpose', '=', 'email_verification').execute();

@@ -1,4 +1,5 @@
 import { AppError } from '../../../platform/http/errors.ts';
+import type { MailMessage } from '../../../platform/mail.ts';
 import type { RateLimiter } from '../../../platform/rate-limit.ts';
 import type { MailNotifier } from '../mail/notifier.ts';
 import { passwordResetMail } from '../mail/templates.ts';
@@ -30,28 +31,35 @@ export class PasswordResetService {
     this.deps = deps;
   }
 
-  /** A new link replaces the previous one; disabled accounts and throttled addresses get no mail. */
-  async request(email: string, clientIp: string): Promise<{ message: string }> {
+  /**
+   * Answers at once, the same for every address; finding the account, issuing its link and mailing
+   * it happen after the answer (spec §7: the answer must not tell whether the address has an account).
+   */
+  request(email: string, clientIp: string): { message: string } {
+    this.deps.mail.deliverAfterAnswer(() => this.resetMail(email, clientIp));
+    return { message: RESET_MESSAGE };
+  }
+
+  /** A new link replaces the previous one; unknown addresses, disabled accounts and throttled addresses get no mail. */
+  private async resetMail(email: string, clientIp: string): Promise<MailMessage | undefined> {
     const { users, oneTimeTokens, limiter, resetTtlSeconds } = this.deps;
     const user = await users.findByEmail(email);
     if (
-      user &&
-      user.disabled === 0 &&
-      (await withinLimit(limiter, AUTH_RATE_RULES.passwordResetMail, user.email)) &&
-      (await withinLimit(limiter, AUTH_RATE_RULES.mailPerClient, clientIp))
+      !user ||
+      user.disabled === 1 ||
+      !(await withinLimit(limiter, AUTH_RATE_RULES.passwordResetMail, user.email)) ||
+      !(await withinLimit(limiter, AUTH_RATE_RULES.mailPerClient, clientIp))
     ) {
-      const { token } = await oneTimeTokens.issue('password_reset', user.id, resetTtlSeconds, { replace: true });
-      this.deps.mail.deliver(
-        passwordResetMail({
-          appName: this.deps.appName,
-          to: user.email,
-          name: user.name,
-          link: `${this.deps.webUrl}/reset-password?token=${encodeURIComponent(token)}`,
-          ttlSeconds: resetTtlSeconds,
-        }),
-      );
+      return undefined;
     }
-    return { message: RESET_MESSAGE };
+    const { token } = await oneTimeTokens.issue('password_reset', user.id, resetTtlSeconds, { replace: true });
+    return passwordResetMail({
+      appName: this.deps.appName,
+      to: user.email,
+      name: user.name,
+      link: `${this.deps.webUrl}/reset-password?token=${encodeURIComponent(token)}`,
+      ttlSeconds: resetTtlSeconds,
+    });
   }
 
   /**
