@@ -36,7 +36,7 @@ import type { SigningKey } from './tokens/signing-key.ts';
 import { TwoFactorRepository } from './two-factor/repository.ts';
 import { TwoFactorService } from './two-factor/service.ts';
 import { LocalUserDirectory } from './users/directory.ts';
-import type { UserDirectory } from './users/directory.ts';
+import type { CachingUserDirectory } from './users/directory.ts';
 import { ClientHashShares, MAX_HASHES_PER_CLIENT } from './users/hash-shares.ts';
 import { passwordProblem } from './users/password-policy.ts';
 import { UserRepository } from './users/repository.ts';
@@ -47,7 +47,7 @@ export { authMigrations } from './migrations/index.ts';
 
 /** What other modules and the gateway may use of the auth module. */
 export interface AuthApi {
-  users: UserDirectory;
+  users: CachingUserDirectory;
   accounts: AccountService;
   sessions: SessionService;
   accessTokens: AccessTokenIssuer;

@@ -186,7 +186,7 @@ export async function tunedInstance(server: TestServer, live: Partial<LiveOption
   const tracking = await createTrackingModule(ctx, { devices: devices.api, users: auth.api.users, live });
   const app = createHttpApp({ logLevel: 'silent', bodyLimit: server.config.bodyLimit, trustProxy: undefined });
   await app.register(cookie);
-  installAuthentication(app, auth.api.verifier, TEST_INTERNAL_TOKEN);
+  installAuthentication(app, auth.api.verifier, TEST_INTERNAL_TOKEN, auth.api.users);
   installIdentity(app, TEST_INTERNAL_TOKEN);
   await tracking.registerRoutes(app);
   return { url: await socketUrl(app), close: () => app.close() };
