@@ -197,7 +197,7 @@ export function loadConfig(env: Env = process.env): Config {
       pubsubAudience: read.optional('GOOGLE_PUBSUB_AUDIENCE'),
       pubsubServiceAccount: read.optional('GOOGLE_PUBSUB_SERVICE_ACCOUNT'),
       packageName: read.optional('GOOGLE_PACKAGE_NAME'),
-      certsUrl: read.url('GOOGLE_CERTS_URL', 'https://www.googleapis.com/oauth2/v1/certs', ['http:', 'https:']),
+      certsUrl: read.providerUrl('GOOGLE_CERTS_URL', 'https://www.googleapis.com/oauth2/v1/certs'),
     },
     devicePorts: {
       osmand: read.int('OSMAND_PORT', 5055, 0, 65535),
@@ -304,7 +304,7 @@ class EnvReader {
     return this.optionalUrl(name, protocols) ?? fallback;
   }
 
-  /** A social-login provider's URL: https, or http only on this machine (a local IdP in tests or development). */
+  /** A provider's URL (social login, store certificates): https, or http only on this machine (a local stand-in in tests or development). */
   providerUrl(name: string, fallback: string): string {
     const value = this.url(name, fallback, ['http:', 'https:']);
     const url = new URL(value);

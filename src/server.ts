@@ -31,7 +31,7 @@ import type { Upstream } from './gateway/proxy.ts';
 import { connectRemoteVerifier } from './gateway/remote-verifier.ts';
 import { authMigrations, createAuthModule } from './services/auth/module.ts';
 import type { AuthModule } from './services/auth/module.ts';
-import type { UserDirectory } from './services/auth/users/directory.ts';
+import type { CachingUserDirectory } from './services/auth/users/directory.ts';
 import { RemoteUserDirectory } from './services/auth/users/remote-directory.ts';
 import { authRouteAccess } from './services/auth/route-access.ts';
 import { billingMigrations, createBillingModule } from './services/billing/module.ts';
@@ -126,7 +126,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
   let devices: DevicesModule | undefined;
   let tracking: TrackingModule | undefined;
   let billing: BillingModule | undefined;
-  let users: UserDirectory | undefined;
+  let users: CachingUserDirectory | undefined;
   let metricsListener: MetricsListener | undefined;
 
   try {
@@ -145,10 +145,11 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     if (config.gateway) {
       await allowWebAppOrigin(app, config);
       if (auth) {
-        installAuthentication(app, auth.api.verifier, internalToken);
+        installAuthentication(app, auth.api.verifier, internalToken, auth.api.users);
       } else {
+        const authUrl = config.upstreams.auth as string;
         const remote = await connectRemoteVerifier({
-          authUrl: config.upstreams.auth as string,
+          authUrl,
           issuer: config.publicUrl,
           internalToken,
           bus,
@@ -156,7 +157,9 @@ export async function createServer(config: Config, options: ServerOptions = {}):
           log: app.log,
         });
         cleanups.push(remote.stop);
-        installAuthentication(app, remote.verifier, internalToken);
+        // The services of this process share their directory with the gateway; a gateway alone makes its own.
+        users ??= remoteUserDirectory(authUrl, config, internalToken, bus, cleanups);
+        installAuthentication(app, remote.verifier, internalToken, users);
       }
     }
     installIdentity(app, internalToken);
@@ -204,10 +207,19 @@ export async function createServer(config: Config, options: ServerOptions = {}):
 }
 
 /** In a process without the auth module, users are looked up over HTTP at AUTH_URL. */
-function remoteUsers(config: Config, internalToken: string, bus: EventBus, cleanups: (() => Promise<void> | void)[]): UserDirectory | undefined {
-  if (!config.upstreams.auth) return undefined;
+function remoteUsers(config: Config, internalToken: string, bus: EventBus, cleanups: (() => Promise<void> | void)[]): CachingUserDirectory | undefined {
+  return config.upstreams.auth ? remoteUserDirectory(config.upstreams.auth, config, internalToken, bus, cleanups) : undefined;
+}
+
+function remoteUserDirectory(
+  authUrl: string,
+  config: Config,
+  internalToken: string,
+  bus: EventBus,
+  cleanups: (() => Promise<void> | void)[],
+): CachingUserDirectory {
   // With Redis the auth service's user-changed events reach this process, so its cache can follow them.
-  const directory = new RemoteUserDirectory({ authUrl: config.upstreams.auth, internalToken, changes: config.redisUrl ? bus : undefined });
+  const directory = new RemoteUserDirectory({ authUrl, internalToken, changes: config.redisUrl ? bus : undefined });
   cleanups.push(() => directory.close());
   return directory;
 }

@@ -60,6 +60,13 @@ describe('config', () => {
     assert.deepEqual(loadConfig({ PORT: '9000' }).publicUrl, 'http://localhost:9000');
   });
 
+  it('takes GOOGLE_CERTS_URL over https, or over http on this machine only', () => {
+    assert.equal(loadConfig({}).google.certsUrl, 'https://www.googleapis.com/oauth2/v1/certs');
+    for (const url of ['https://certs.example.com/v1', 'http://127.0.0.1:9000/certs', 'http://localhost/certs', 'http://[::1]:1/certs']) {
+      assert.equal(loadConfig({ GOOGLE_CERTS_URL: url }).google.certsUrl, url);
+    }
+  });
+
   it('parses the services subset and requires upstreams for a gateway without them', () => {
     const split = loadConfig({ SERVICES: 'auth, devices' });
     assert.deepEqual(split.services, ['auth', 'devices']);
@@ -95,6 +102,8 @@ describe('config', () => {
       [{ APP_SCHEME: 'my app' }, 'APP_SCHEME', /URI scheme/],
       [{ APPLE_ENVIRONMENT: 'Staging' }, 'APPLE_ENVIRONMENT', /Production/],
       [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL', /info/],
+      [{ GOOGLE_CERTS_URL: 'http://certs.example.com/oauth2/v1/certs' }, 'GOOGLE_CERTS_URL', /must be an https URL/],
+      [{ GOOGLE_CERTS_URL: 'ftp://certs.example.com/' }, 'GOOGLE_CERTS_URL', /expected a http: or https: URL/],
     ];
     for (const [env, variable, problem] of cases) {
       const error = failure(env);

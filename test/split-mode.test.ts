@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { request } from 'undici';
 import { loadConfig } from '../src/config.ts';
@@ -6,13 +8,14 @@ import { runUserCommand } from '../src/services/auth/cli.ts';
 import { createSharedDatabase, testEngines } from './support/engines.ts';
 import type { SharedTestDatabase } from './support/engines.ts';
 import { eventually } from './support/eventually.ts';
+import { parseMail } from './services/auth/support/mailbox.ts';
 import { startProcess } from './support/processes.ts';
 import type { RunningProcess } from './support/processes.ts';
 import { NO_DEVICE_LISTENERS, TEST_INTERNAL_TOKEN } from './support/server.ts';
 
 const ADMIN = { email: 'split-admin@example.com', password: 'Split-Mode-Password-1' };
 
-async function call(url: string, options: { method?: 'GET' | 'POST' | 'DELETE'; headers?: Record<string, string>; body?: unknown } = {}) {
+async function call(url: string, options: { method?: 'GET' | 'POST' | 'PUT' | 'DELETE'; headers?: Record<string, string>; body?: unknown } = {}) {
   const response = await request(url, {
     method: options.method ?? 'GET',
     headers: { ...(options.body ? { 'content-type': 'application/json' } : {}), ...options.headers },
@@ -117,6 +120,30 @@ for (const engine of testEngines()) {
         'the devices process removed the device from the recorded fact',
         5000,
       );
+    });
+
+    it('the gateway refuses an account once its expiration time passes', async () => {
+      const user = { email: 'split-expiring@example.com', password: ADMIN.password };
+      const registered = await call(`${gateway.url}/api/auth/register`, { method: 'POST', body: { ...user, name: 'Expiring', termsPrivacyAccepted: true } });
+      assert.equal(registered.status, 201, JSON.stringify(registered.body));
+      const outbox = path.join(database!.dataDir, 'outbox');
+      const mailTo = () => readdirSync(outbox).map((file) => readFileSync(path.join(outbox, file), 'utf8')).find((raw) => raw.includes(user.email));
+      await eventually(() => existsSync(outbox) && mailTo() !== undefined, 'the verification mail in the outbox');
+      const token = /verify-email\?token=([\w-]+)/.exec(parseMail(mailTo() as string).text)?.[1];
+      assert.equal((await call(`${gateway.url}/api/auth/verify`, { method: 'POST', body: { token } })).status, 200);
+      const signedIn = await call(`${gateway.url}/api/auth/login`, { method: 'POST', body: user });
+      const headers = { authorization: `Bearer ${signedIn.body.accessToken}` };
+      const admin = { authorization: `Bearer ${(await call(`${gateway.url}/api/auth/login`, { method: 'POST', body: ADMIN })).body.accessToken}` };
+
+      const expirationTime = new Date(Date.now() + 1000).toISOString();
+      const changed = await call(`${gateway.url}/api/auth/users/${signedIn.body.user.id}`, { method: 'PUT', headers: admin, body: { expirationTime } });
+      assert.equal(changed.status, 200, JSON.stringify(changed.body));
+      assert.equal((await call(`${gateway.url}/api/devices/`, { headers })).status, 200, 'before the expiration time');
+      await eventually(async () => (await call(`${gateway.url}/api/devices/`, { headers })).body?.code === 'ACCOUNT_EXPIRED', 'refused once expired', 5000);
+      const refused = await call(`${gateway.url}/api/devices/`, { method: 'POST', headers, body: { name: 'Late', uniqueId: 'split-late' } });
+      assert.equal(refused.status, 403);
+      const theirs = await call(`${gateway.url}/api/devices/?userId=${signedIn.body.user.id}`, { headers: admin });
+      assert.deepEqual([theirs.status, theirs.body.length], [200, 0], 'nothing was created');
     });
 
     it('refuses a forged X-User-Id sent straight to a service', async () => {

@@ -3,6 +3,7 @@ import type { HttpApp } from '../platform/http/app.ts';
 import { AppError } from '../platform/http/errors.ts';
 import { IDENTITY_HEADERS, bearerToken } from '../platform/http/identity.ts';
 import type { AccessTokenVerifier, VerifiedAccessToken } from '../services/auth/tokens/access-tokens.ts';
+import type { CachingUserDirectory, UserAccess } from '../services/auth/users/directory.ts';
 import { TOKEN_EXPIRES_HEADER } from '../services/tracking/live/protocol.ts';
 
 export const ACCESS_TOKEN_COOKIE = 'access_token';
@@ -28,14 +29,15 @@ function presentedToken(request: FastifyRequest, isSocket: boolean): PresentedTo
 }
 
 /**
- * The gateway's front door: strips identity headers a client sent, authenticates the access token
+ * The gateway's front door: strips identity headers a client sent, authenticates the access token,
+ * refuses an account whose expiration time has passed (compared with the clock of this request),
  * and passes the user on, as `request.identity` in this process and as X-User-* headers beside the
  * internal token for a service behind the proxy. What a route asks for is its declared access
  * (platform/http/access.ts), on the module's route in this process or on the proxy's route in a
- * gateway-only one. A token verified before is answered without a promise, because this runs on
- * every request.
+ * gateway-only one. A token verified before, of a user the directory remembers, is answered without
+ * a promise, because this runs on every request.
  */
-export function installAuthentication(app: HttpApp, verifier: AccessTokenVerifier, internalToken: string): void {
+export function installAuthentication(app: HttpApp, verifier: AccessTokenVerifier, internalToken: string, users: CachingUserDirectory): void {
   app.addHook('onRequest', (request, _reply, done) => {
     const headers = request.headers;
     for (const name of Object.keys(headers)) if (name.startsWith('x-user-')) delete headers[name];
@@ -50,25 +52,41 @@ export function installAuthentication(app: HttpApp, verifier: AccessTokenVerifie
     const isSocket = request.routeOptions.url === LIVE_SOCKET_PATH;
     const presented = presentedToken(request, isSocket);
     if (!presented) return done(isPublic ? undefined : new AppError('UNAUTHORIZED'));
-    const admit = (verified: VerifiedAccessToken | null) => admitVerified(request, { isSocket, isPublic, presented, verified, internalToken });
+    const admit = (verified: VerifiedAccessToken | null, account?: UserAccess) =>
+      admitVerified(request, { isSocket, isPublic, presented, verified, account, internalToken });
+    const withAccount = (verified: VerifiedAccessToken | null) => {
+      if (!verified) return done(admit(null));
+      const remembered = users.peek(verified.userId);
+      if (remembered) return done(admit(verified, remembered));
+      users.get(verified.userId).then(
+        (account) => done(admit(verified, account)),
+        // Without the account a public path is answered as for anyone.
+        (error: unknown) => done(isPublic ? undefined : (error as Error)),
+      );
+    };
     const known = presented.token ? verifier.verifyCached(presented.token) : null;
-    if (known !== undefined) return done(admit(known));
-    verifier.verify(presented.token).then((verified) => done(admit(verified)), done);
+    if (known !== undefined) return withAccount(known);
+    verifier.verify(presented.token).then(withAccount, done);
   });
 }
 
 /** The outcome for a presented token: undefined to go on (the caller is now on the request), or the error to answer. */
 function admitVerified(
   request: FastifyRequest,
-  { isSocket, isPublic, presented, verified, internalToken }: {
+  { isSocket, isPublic, presented, verified, account, internalToken }: {
     isSocket: boolean;
     isPublic: boolean;
     presented: PresentedToken;
     verified: VerifiedAccessToken | null;
+    /** The token's user as the directory knows them; undefined for a deleted one (its sessions are revoked). */
+    account?: UserAccess;
     internalToken: string;
   },
 ): AppError | undefined {
   if (!verified) return isPublic ? undefined : new AppError('INVALID_TOKEN');
+  // Login and refresh refuse an expired account; its access tokens stop here from the moment it expires.
+  const accountExpiry = account?.expirationTime ?? null;
+  if (accountExpiry !== null && accountExpiry <= Date.now()) return isPublic ? undefined : new AppError('ACCOUNT_EXPIRED');
   if (presented.fromCookie && !SAFE_METHODS.has(request.method) && !isJson(request)) {
     // A cross-site form can send the cookie but not this content type.
     return new AppError('FORBIDDEN', 'Cookie-authenticated requests that change state must send Content-Type: application/json');
@@ -79,8 +97,8 @@ function admitVerified(
   headers[IDENTITY_HEADERS.email] = verified.email;
   headers[IDENTITY_HEADERS.sessionId] = verified.sessionId;
   headers[IDENTITY_HEADERS.internalToken] = internalToken;
-  // The socket outlives this request: the service closes it when the token expires.
-  if (isSocket) headers[TOKEN_EXPIRES_HEADER] = String(verified.expiresAt);
+  // The socket outlives this request: the service closes it when the token or the account expires.
+  if (isSocket) headers[TOKEN_EXPIRES_HEADER] = String(accountExpiry === null ? verified.expiresAt : Math.min(verified.expiresAt, accountExpiry));
   return undefined;
 }
 

@@ -3,13 +3,14 @@ import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import { createTransport } from 'nodemailer';
 import { randomToken } from './crypto.ts';
+import { keepPrivate } from './private-files.ts';
 
 export interface MailMessage {
   to: string;
   subject: string;
   text: string;
   html: string;
-  /** The links the mail carries; logged when mails go to the outbox, so a local user can follow them. */
+  /** The links the mail carries; logged at debug level when mails go to the outbox, so a local user can follow them. */
   links: string[];
 }
 
@@ -26,7 +27,10 @@ export interface MailerOptions {
   log: FastifyBaseLogger;
 }
 
-/** SMTP when SMTP_URL is set; otherwise each mail becomes an .eml file in the outbox and its links are logged. */
+/**
+ * SMTP when SMTP_URL is set; otherwise each mail becomes an .eml file in the outbox, logged at info
+ * without its links (they carry single-use tokens, and info logs travel far) and with them at debug.
+ */
 export function createMailer(options: MailerOptions): Mailer {
   return options.smtpUrl ? smtpMailer(options.smtpUrl, options.from) : outboxMailer(options);
 }
@@ -42,6 +46,7 @@ function smtpMailer(smtpUrl: string, from: string): Mailer {
 }
 
 function outboxMailer(options: MailerOptions): Mailer {
+  keepPrivate(options.outboxDir);
   const compose = createTransport({ streamTransport: true, buffer: true, newline: 'windows' });
   return {
     async send(message) {
@@ -58,7 +63,8 @@ function outboxMailer(options: MailerOptions): Mailer {
       // name and renamed, so whoever watches the outbox never reads half a mail.
       await writeFile(`${file}.partial`, info.message as Buffer, { mode: 0o600 });
       await rename(`${file}.partial`, file);
-      options.log.info({ to: message.to, subject: message.subject, file, links: message.links }, 'mail written to the outbox (no SMTP_URL)');
+      options.log.info({ to: message.to, subject: message.subject, file }, 'mail written to the outbox (no SMTP_URL)');
+      options.log.debug({ file, links: message.links }, 'links of the mail written to the outbox');
     },
     close: () => compose.close(),
   };

@@ -5,6 +5,7 @@ import { createHttpApp } from '../../src/platform/http/app.ts';
 import type { HttpApp } from '../../src/platform/http/app.ts';
 import { installIdentity } from '../../src/platform/http/identity.ts';
 import { installAuthentication } from '../../src/gateway/authenticate.ts';
+import { TOKEN_EXPIRES_HEADER } from '../../src/services/tracking/live/protocol.ts';
 import { describeEachEngine } from '../support/engines.ts';
 import { TEST_INTERNAL_TOKEN, startTestServer } from '../support/server.ts';
 import type { TestServer } from '../support/server.ts';
@@ -13,12 +14,13 @@ import type { TestServer } from '../support/server.ts';
 async function gatewayInFront(server: TestServer): Promise<HttpApp> {
   const app = createHttpApp({ logLevel: 'silent', bodyLimit: 1 << 20, trustProxy: undefined });
   await app.register(cookie);
-  installAuthentication(app, server.auth!.api.verifier, TEST_INTERNAL_TOKEN);
+  installAuthentication(app, server.auth!.api.verifier, TEST_INTERNAL_TOKEN, server.auth!.api.users);
   installIdentity(app, TEST_INTERNAL_TOKEN);
   const echo = async (request: { identity: unknown; fromService: boolean; headers: Record<string, unknown> }) => ({
     identity: request.identity,
     fromService: request.fromService,
     forwarded: Object.keys(request.headers).filter((name) => name.startsWith('x-user-')),
+    tokenExpires: request.headers[TOKEN_EXPIRES_HEADER],
   });
   app.get('/api/devices/echo', { config: { access: 'user' } }, echo);
   app.post('/api/devices/echo', { config: { access: 'user' } }, echo);
@@ -108,6 +110,27 @@ describeEachEngine('gateway authentication', (engine) => {
     const response = await gateway.inject({ url: '/api/devices/echo', headers: login.authorization });
     assert.equal(response.statusCode, 401);
     assert.equal(response.json().code, 'INVALID_TOKEN');
+  });
+
+  it('refuses an account from the moment its expiration time passes, though its token and its cached record live on', async (t) => {
+    t.mock.timers.enable({ apis: ['Date'], now: Date.now() });
+    const login = await server.login({ email: 'gw-account-expiry@example.com' });
+    const expiresAt = Date.now() + 20_000;
+    await server.database!.db.updateTable('users').set({ expiration_time: expiresAt }).where('id', '=', login.userId).execute();
+    await server.bus.publish('auth.user.changed', { userId: login.userId });
+    assert.equal((await gateway.inject({ url: '/api/devices/echo', headers: login.authorization })).statusCode, 200);
+    const socket = await gateway.inject({ url: `/api/socket?token=${login.token}` });
+    assert.equal(socket.json().tokenExpires, String(expiresAt), 'a live socket closes when the account expires');
+
+    t.mock.timers.tick(20_000);
+    assert.ok(server.auth!.api.users.peek(login.userId), 'the directory still remembers the user: the clock decides, not the cache');
+    const refused = await gateway.inject({ url: '/api/devices/echo', headers: login.authorization });
+    assert.equal(refused.statusCode, 403);
+    assert.equal(refused.json().code, 'ACCOUNT_EXPIRED');
+    assert.equal((await gateway.inject({ url: `/api/socket?token=${login.token}` })).statusCode, 403);
+    const publicPath = await gateway.inject({ method: 'POST', url: '/api/devices/validate-token', headers: login.authorization });
+    assert.equal(publicPath.statusCode, 200);
+    assert.equal(publicPath.json().identity, null, 'a public path answers as for anyone');
   });
 
   it('lets public paths through, with the identity when the token is valid', async () => {

@@ -1,9 +1,10 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, openSync } from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../../config.ts';
+import { keepPrivate, makePrivateDir } from '../private-files.ts';
 
 export type Engine = 'sqlite' | 'postgres';
 
@@ -29,7 +30,7 @@ export function openDatabase(config: DatabaseConfig): Database {
 }
 
 function openSqlite(file: string): Database {
-  if (file !== ':memory:') mkdirSync(path.dirname(file), { recursive: true });
+  if (file !== ':memory:') makePrivateFile(file);
   const connection = new SqliteDatabase(file);
   connection.pragma('journal_mode = WAL');
   connection.pragma('synchronous = NORMAL');
@@ -37,6 +38,17 @@ function openSqlite(file: string): Database {
   connection.pragma('busy_timeout = 5000');
   const db = new Kysely({ dialect: new SqliteDialect({ database: withStatementCache(connection) }) });
   return wrap(db, 'sqlite');
+}
+
+/**
+ * The database holds every user's data: it is created 0600 in a 0700 folder before SQLite opens it
+ * (SQLite would make it 0644). SQLite gives its -wal and -shm files the database's mode; existing
+ * ones are narrowed too.
+ */
+function makePrivateFile(file: string): void {
+  makePrivateDir(path.dirname(file));
+  closeSync(openSync(file, 'a', 0o600));
+  for (const part of [file, `${file}-wal`, `${file}-shm`]) keepPrivate(part);
 }
 
 const STATEMENT_CACHE_SIZE = 500;

@@ -34,11 +34,11 @@ export const ERROR_CODES = {
   TWO_FACTOR_SETUP_REQUIRED: [400, 'No two-factor setup is pending; call POST /api/auth/2fa/setup first (a setup lasts 10 minutes)'],
   INVALID_2FA_LOGIN_CODE: [401, 'The two-factor code is invalid'],
   TEMP_TOKEN_EXPIRED: [401, 'The sign-in attempt has expired or ended after too many wrong codes; sign in again'],
-  INVALID_OR_EXPIRED_TOKEN: [400, 'The link is invalid, already used or expired'],
   INVALID_VERIFICATION_CODE: [400, 'The code is invalid or expired'],
   INVALID_CURRENT_PASSWORD: [400, 'The current password is wrong'],
   REFRESH_TOKEN_REUSED: [401, 'The refresh token was already used; that sign-in has been ended everywhere'],
   USER_NOT_FOUND: [404, 'The user does not exist'],
+  LAST_ADMINISTRATOR: [409, 'The last administrator cannot delete their account; make another administrator first'],
   ACCOUNT_READONLY: [403, 'The account is read-only'],
   TERMS_VERSION_OUTDATED: [400, 'The accepted version is not the current version of the terms'],
   CANNOT_CHANGE_OWN_ACCESS: [400, 'Administrators cannot disable, expire or demote their own account'],
@@ -88,11 +88,15 @@ export class AppError extends Error {
   readonly details: ErrorDetail[] | undefined;
   readonly headers: Record<string, string> | undefined;
 
-  constructor(code: ErrorCode, message?: string, options?: { details?: ErrorDetail[]; headers?: Record<string, string> }) {
+  /**
+   * `statusCode` is for the few routes whose contract gives a code another status than its usual one
+   * (spec §4.1: a bad reset link is 400, where a bad access token is 401); docs/errors.md names them.
+   */
+  constructor(code: ErrorCode, message?: string, options?: { details?: ErrorDetail[]; headers?: Record<string, string>; statusCode?: number }) {
     const [statusCode, fallback] = ERROR_CODES[code];
     super(message ?? fallback);
     this.code = code;
-    this.statusCode = statusCode;
+    this.statusCode = options?.statusCode ?? statusCode;
     this.details = options?.details;
     this.headers = options?.headers;
   }

@@ -37,7 +37,8 @@ import { EmailCodes } from './two-factor/email-codes.ts';
 import { TwoFactorRepository } from './two-factor/repository.ts';
 import { TwoFactorService } from './two-factor/service.ts';
 import { LocalUserDirectory } from './users/directory.ts';
-import type { UserDirectory } from './users/directory.ts';
+import type { CachingUserDirectory } from './users/directory.ts';
+import { ClientHashShares, MAX_HASHES_PER_CLIENT } from './users/hash-shares.ts';
 import { passwordProblem } from './users/password-policy.ts';
 import { UserRepository } from './users/repository.ts';
 import { AccountService } from './users/service.ts';
@@ -47,7 +48,7 @@ export { authMigrations } from './migrations/index.ts';
 
 /** What other modules and the gateway may use of the auth module. */
 export interface AuthApi {
-  users: UserDirectory;
+  users: CachingUserDirectory;
   accounts: AccountService;
   sessions: SessionService;
   accessTokens: AccessTokenIssuer;
@@ -57,6 +58,8 @@ export interface AuthApi {
 
 export interface AuthModule extends ServiceModule {
   api: AuthApi;
+  /** Resolves once the mail work started so far (looking accounts up, issuing links, sending) has finished: for tools and tests. */
+  mailSettled(): Promise<void>;
 }
 
 const PURGE_INTERVAL_MS = 3_600_000;
@@ -124,6 +127,7 @@ export async function createAuthModule(ctx: ModuleContext): Promise<AuthModule> 
     oneTimeTokens,
     statuses,
     limiter,
+    hashShares: new ClientHashShares(config.rateLimits ? MAX_HASHES_PER_CLIENT : Infinity),
     tempTokenTtlSeconds: config.ttl.twoFactorTempToken,
   });
   const registration = new RegistrationService({
@@ -175,6 +179,7 @@ export async function createAuthModule(ctx: ModuleContext): Promise<AuthModule> 
   return {
     name: 'auth',
     api: { users, accounts, sessions, accessTokens, signingKey, verifier },
+    mailSettled: () => mail.settled(),
     registerRoutes(app) {
       return registerAuthRoutes(app, {
         database,

@@ -5,6 +5,8 @@ import type { RateLimiter, RateRule } from '../../platform/rate-limit.ts';
 export const AUTH_RATE_RULES = {
   /** Per client IP and e-mail address. */
   login: { name: 'login', limit: 10, windowSeconds: 60 },
+  /** Per client IP, across addresses: one client trying a common password on many accounts. */
+  loginPerClient: { name: 'login-per-client', limit: 100, windowSeconds: 60 },
   /** Per client IP. */
   register: { name: 'register', limit: 5, windowSeconds: 60 },
   /** Per address; over it no mail is sent, the answer stays the same. */

@@ -105,6 +105,25 @@ describeEachEngine('auth profile, account deletion and legal documents', (engine
     assertError(await server.app.inject({ method: 'DELETE', url: '/api/auth/account' }), 401, 'UNAUTHORIZED');
   });
 
+  it('DELETE /account refuses the last administrator with 409 and keeps the account; with another one it goes', async () => {
+    const id = await createUser(server, { email: 'only-admin@example.com', administrator: true });
+    const disabledAdmin = await createUser(server, { email: 'disabled-admin@example.com', administrator: true });
+    await server.database!.db.updateTable('users').set({ disabled: 1 }).where('id', '=', disabledAdmin).execute();
+    const expiredAdmin = await createUser(server, { email: 'expired-admin@example.com', administrator: true });
+    await server.database!.db.updateTable('users').set({ expiration_time: Date.now() - 1000 }).where('id', '=', expiredAdmin).execute();
+    const session = await signIn(server, 'only-admin@example.com');
+    const deleteOwn = () => server.app.inject({ method: 'DELETE', url: '/api/auth/account', headers: session.bearer });
+
+    assertError(await deleteOwn(), 409, 'LAST_ADMINISTRATOR');
+    assert.equal((await storedUser(server, 'only-admin@example.com'))?.id, id);
+    assert.equal((await getProfile(session.bearer)).statusCode, 200, 'still signed in');
+    assert.equal((await postJson(server, '/api/auth/refresh', { refreshToken: session.refreshToken })).statusCode, 200);
+
+    await createUser(server, { email: 'second-admin@example.com', administrator: true });
+    assert.equal((await deleteOwn()).statusCode, 204);
+    assert.equal(await storedUser(server, 'only-admin@example.com'), undefined);
+  });
+
   it('serves the terms and the privacy policy publicly, and records their acceptance', async () => {
     const terms = await server.app.inject({ url: '/api/legal/terms' });
     const privacy = await server.app.inject({ url: '/api/legal/privacy' });

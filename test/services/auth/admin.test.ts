@@ -144,6 +144,30 @@ describeEachEngine('auth administrators', (engine) => {
     assert.equal((await login(server, 'to-expire@example.com')).statusCode, 200);
   });
 
+  it('an expiration time that passes refuses every request of the account at once: profile, device and geofence creation', async (t) => {
+    t.mock.timers.enable({ apis: ['Date'], now: Date.now() });
+    const id = await createUser(server, { email: 'runs-out@example.com' });
+    const session = await signIn(server, 'runs-out@example.com');
+    const expiresAt = new Date(Date.now() + 30_000).toISOString();
+    assert.equal((await put(id, { expirationTime: expiresAt })).json().expirationTime, expiresAt);
+    const profile = () => server.app.inject({ url: '/api/auth/profile', headers: session.bearer });
+    const createDevice = () => server.app.inject({ method: 'POST', url: '/api/devices', headers: session.bearer, payload: { name: 'Van', uniqueId: 'runs-out-1' } });
+    const createGeofence = () =>
+      server.app.inject({ method: 'POST', url: '/api/geofences', headers: session.bearer, payload: { name: 'Depot', area: 'CIRCLE (52.5 13.4, 100)' } });
+    assert.equal((await profile()).statusCode, 200, 'before the expiration time');
+
+    t.mock.timers.tick(30_000);
+    assertError(await profile(), 403, 'ACCOUNT_EXPIRED');
+    assertError(await createDevice(), 403, 'ACCOUNT_EXPIRED');
+    assertError(await createGeofence(), 403, 'ACCOUNT_EXPIRED');
+    const devices = await server.database!.db.selectFrom('devices').select('id').where('unique_id', '=', 'runs-out-1').execute();
+    const geofences = await server.database!.db.selectFrom('geofences').select('id').where('owner_id', '=', id).execute();
+    assert.deepEqual([devices.length, geofences.length], [0, 0], 'nothing was created');
+
+    assert.equal((await put(id, { expirationTime: null })).statusCode, 200);
+    assert.equal((await profile()).statusCode, 200, 'cleared by an administrator, the same token works again');
+  });
+
   it('refuses to lock an administrator out of their own account, and bad input, changing nothing', async () => {
     for (const payload of [{ disabled: true }, { administrator: false }, { expirationTime: new Date(Date.now() + 60_000).toISOString() }]) {
       assertError(await put(admin.userId, payload), 400, 'CANNOT_CHANGE_OWN_ACCESS');

@@ -13,7 +13,7 @@ import type { TestServer } from '../../support/server.ts';
 import { PASSWORD, postJson } from './support/auth.ts';
 import { parseMail } from './support/mailbox.ts';
 
-function capturingLogger() {
+function capturingLogger(level: 'info' | 'debug') {
   const lines: Record<string, unknown>[] = [];
   const stream = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -21,7 +21,7 @@ function capturingLogger() {
       done();
     },
   });
-  return { log: pino({ level: 'info' }, stream), lines };
+  return { log: pino({ level }, stream), lines };
 }
 
 async function waitForFiles(dir: string, count: number): Promise<string[]> {
@@ -38,10 +38,10 @@ async function waitForFiles(dir: string, count: number): Promise<string[]> {
 }
 
 describe('mail without SMTP_URL', () => {
-  it('writes each mail as an .eml file (text and HTML) readable by the server user only, and logs its links', async () => {
+  it('writes each mail as an .eml file (text and HTML) readable by the server user only, and logs its links at debug level', async () => {
     const outboxDir = mkdtempSync(path.join(tmpdir(), 'trackstack-outbox-'));
     try {
-      const { log, lines } = capturingLogger();
+      const { log, lines } = capturingLogger('debug');
       const mailer = createMailer({ smtpUrl: undefined, from: 'Fleet <hello@fleet.example>', outboxDir, log });
       const message = verificationMail({ appName: 'Fleet', to: 'local@example.com', name: 'Lo <Cal>', link: 'http://localhost:8080/verify-email?token=abc', code: '123456', ttlSeconds: 86_400 });
       await mailer.send(message);
@@ -59,8 +59,27 @@ describe('mail without SMTP_URL', () => {
       assert.ok(mail.html.includes('href="http://localhost:8080/verify-email?token=abc"'));
       assert.ok(mail.html.includes('Lo &#60;Cal&#62;'), 'names are escaped in HTML');
       const logged = lines.find((line) => line.msg === 'mail written to the outbox (no SMTP_URL)');
-      assert.deepEqual(logged?.links, ['http://localhost:8080/verify-email?token=abc']);
       assert.equal(logged?.file, file);
+      const links = lines.find((line) => line.msg === 'links of the mail written to the outbox');
+      assert.equal(links?.level, 20, 'debug');
+      assert.deepEqual(links?.links, ['http://localhost:8080/verify-email?token=abc']);
+    } finally {
+      rmSync(outboxDir, { recursive: true, force: true });
+    }
+  });
+
+  it('logs no link, token or code at info level', async () => {
+    const outboxDir = mkdtempSync(path.join(tmpdir(), 'trackstack-outbox-'));
+    try {
+      const { log, lines } = capturingLogger('info');
+      const mailer = createMailer({ smtpUrl: undefined, from: 'Fleet <hello@fleet.example>', outboxDir, log });
+      await mailer.send(verificationMail({ appName: 'Fleet', to: 'quiet@example.com', name: null, link: 'http://localhost:8080/verify-email?token=secret-token-1', code: '654321', ttlSeconds: 60 }));
+      mailer.close();
+      assert.equal(lines.length, 1);
+      assert.equal(lines[0]?.msg, 'mail written to the outbox (no SMTP_URL)');
+      assert.equal(lines[0]?.to, 'quiet@example.com');
+      const logged = JSON.stringify(lines);
+      for (const secret of ['secret-token-1', 'token=', '654321']) assert.ok(!logged.includes(secret), secret);
     } finally {
       rmSync(outboxDir, { recursive: true, force: true });
     }

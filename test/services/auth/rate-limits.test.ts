@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
+import { AppError } from '../../../src/platform/http/errors.ts';
 import { MemoryRateLimiter, RedisRateLimiter } from '../../../src/platform/rate-limit.ts';
+import { ClientHashShares, MAX_HASHES_PER_CLIENT } from '../../../src/services/auth/users/hash-shares.ts';
 import { describeEachEngine } from '../../support/engines.ts';
 import { TEST_EVENT_CHANNEL, startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
@@ -69,6 +71,26 @@ describe('rate limiter stores', () => {
   });
 });
 
+describe('password-check shares per client', () => {
+  it('lets a client hold two checks at once, refuses a third with 429 and Retry-After, and forgets clients that are done', () => {
+    const shares = new ClientHashShares(MAX_HASHES_PER_CLIENT);
+    const first = shares.take('10.9.0.1');
+    const second = shares.take('10.9.0.1');
+    assert.throws(
+      () => shares.take('10.9.0.1'),
+      (error: unknown) => error instanceof AppError && error.code === 'RATE_LIMITED' && error.headers?.['retry-after'] === '1',
+    );
+    const other = shares.take('10.9.0.2');
+    first();
+    shares.take('10.9.0.1')();
+    second();
+    other();
+    assert.equal(shares.clients, 0);
+    const unlimited = new ClientHashShares(Infinity);
+    for (let i = 0; i < 50; i++) unlimited.take('10.9.0.3');
+  });
+});
+
 describeEachEngine('auth rate limits', (engine) => {
   let server: TestServer;
   before(async () => {
@@ -91,6 +113,38 @@ describeEachEngine('auth rate limits', (engine) => {
     assert.equal((await login(server, email)).statusCode, 200, 'the next window');
   });
 
+  it('login: 100 per minute per client across addresses (password spraying)', async () => {
+    const remoteAddress = '10.3.0.1';
+    const attempt = (email: string, from = remoteAddress) =>
+      server.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email, password: 'Common-Password-1' }, remoteAddress: from });
+    // Two addresses, 50 tries each: every try counts for the client, also those its address limit refused.
+    const statuses: number[] = [];
+    for (let i = 0; i < 100; i++) statuses.push((await attempt(address(`spray-${i % 2}`))).statusCode);
+    assert.deepEqual([statuses.filter((status) => status === 401).length, statuses.filter((status) => status === 429).length], [20, 80]);
+    assertLimited(await attempt(address('spray-fresh')), 60);
+    const email = address('spray-victim');
+    await createUser(server, { email });
+    assertLimited(await server.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email, password: PASSWORD }, remoteAddress }), 60);
+    assert.equal((await attempt(address('spray-fresh'), '10.3.0.2')).statusCode, 401, 'another client is not affected');
+  });
+
+  it('login: a client gets two password checks at a time; parallel extras answer 429, another client is not refused', async () => {
+    const email = address('parallel');
+    await createUser(server, { email });
+    const attempt = (remoteAddress: string) =>
+      server.app.inject({ method: 'POST', url: '/api/auth/login', payload: { email, password: 'Wrong-Password-1' }, remoteAddress });
+    const [mine, other] = await Promise.all([Promise.all([1, 2, 3, 4, 5].map(() => attempt('10.4.0.1'))), attempt('10.4.0.2')]);
+    const refused = mine.filter((response) => response.statusCode === 429);
+    assert.equal(refused.length, 3);
+    for (const response of refused) {
+      assertError(response, 429, 'RATE_LIMITED');
+      assert.equal(response.headers['retry-after'], '1');
+    }
+    assert.equal(mine.filter((response) => response.statusCode === 401).length, 2);
+    assertError(other, 401, 'INVALID_CREDENTIALS');
+    assertError(await attempt('10.4.0.1'), 401, 'INVALID_CREDENTIALS');
+  });
+
   it('register: 5 per minute per client', async () => {
     const register = (email: string, remoteAddress = '10.1.0.1') =>
       server.app.inject({ method: 'POST', url: '/api/auth/register', payload: { email, password: PASSWORD, name: 'x', termsPrivacyAccepted: true }, remoteAddress });
@@ -110,6 +164,7 @@ describeEachEngine('auth rate limits', (engine) => {
       answers.add(response.body);
     }
     assert.equal(answers.size, 1);
+    await server.auth!.mailSettled();
     const issued = await server.database!.db.selectFrom('one_time_tokens').select('token_hash').where('user_id', '=', id).where('purpose', '=', 'password_reset').execute();
     assert.equal(issued.length, 5);
   });
@@ -120,6 +175,7 @@ describeEachEngine('auth rate limits', (engine) => {
     const id = await createUser(server, { email, verified: false });
     for (let i = 0; i < 7; i++) {
       assert.equal((await postJson(server, '/api/auth/resend-verification', { email })).statusCode, 200);
+      await server.auth!.mailSettled();
       t.mock.timers.tick(30_000);
     }
     const issued = await server.database!.db.selectFrom('one_time_tokens').select('token_hash').where('user_id', '=', id).where('purpose', '=', 'email_verification').execute();

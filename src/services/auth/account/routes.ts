@@ -58,6 +58,7 @@ export function registerAccountRoutes(app: HttpApp, profiles: ProfileService, co
       schema: {
         tags: TAGS,
         summary: "Delete the account: every session ends, and the user's devices, positions and geofences go with it",
+        description: '409 LAST_ADMINISTRATOR when the caller is the only administrator who can still sign in.',
         response: { 204: NoContent },
       },
     },

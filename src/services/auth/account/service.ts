@@ -75,8 +75,12 @@ export class ProfileService {
     return { message: 'Password changed; your other sessions have been signed out' };
   }
 
+  /** The last administrator who can sign in may not leave: nobody could administer the deployment. */
   async deleteAccount(userId: number): Promise<void> {
-    await this.existing(userId);
+    const user = await this.existing(userId);
+    if (user.administrator === 1 && (await this.deps.users.countActiveAdministrators(Date.now(), userId)) === 0) {
+      throw new AppError('LAST_ADMINISTRATOR');
+    }
     await this.deps.accounts.delete(userId);
     this.deps.statuses.forget(userId);
   }

@@ -9,6 +9,7 @@ import type { TwoFactorMethod } from '../tables.ts';
 import type { AccessTokenIssuer, AccessTokenVerifier } from '../tokens/access-tokens.ts';
 import type { OneTimeTokens } from '../tokens/one-time-tokens.ts';
 import type { TwoFactorService } from '../two-factor/service.ts';
+import type { ClientHashShares } from '../users/hash-shares.ts';
 import { hashPassword, verifyPassword } from '../users/passwords.ts';
 import type { UserRepository, UserRow } from '../users/repository.ts';
 import { assertMaySignIn } from '../users/view.ts';
@@ -40,6 +41,7 @@ export interface SignInDeps {
   oneTimeTokens: OneTimeTokens;
   statuses: UserStatusCache;
   limiter: RateLimiter;
+  hashShares: ClientHashShares;
   tempTokenTtlSeconds: number;
 }
 
@@ -53,7 +55,18 @@ export class SignInService {
   }
 
   async login(email: string, password: string, client: ClientInfo): Promise<LoginOutcome> {
+    // Taken before anything is awaited, so parallel requests of one client count at once.
+    const release = this.deps.hashShares.take(client.ip);
+    try {
+      return await this.checkPassword(email, password, client);
+    } finally {
+      release();
+    }
+  }
+
+  private async checkPassword(email: string, password: string, client: ClientInfo): Promise<LoginOutcome> {
     const { users, limiter } = this.deps;
+    await enforceLimit(limiter, AUTH_RATE_RULES.loginPerClient, client.ip);
     await enforceLimit(limiter, AUTH_RATE_RULES.login, `${client.ip}|${email.toLowerCase()}`);
     const user = await users.findByEmail(email);
     // Unknown addresses cost one hash too, so timing does not tell which addresses exist.

@@ -26,7 +26,7 @@ export function registerPasswordResetRoutes(app: HttpApp, reset: PasswordResetSe
       schema: {
         tags: TAGS,
         summary: 'Set a new password with the token of the reset link; signs out every session',
-        description: '400 INVALID_OR_EXPIRED_TOKEN or WEAK_PASSWORD (the link stays usable); 404 USER_NOT_FOUND when the account was deleted.',
+        description: '400 INVALID_TOKEN or WEAK_PASSWORD (the link stays usable); 404 USER_NOT_FOUND when the account was deleted.',
         body: Type.Object({ token: OpaqueTokenField, password: PasswordField }, strictBody),
         response: { 200: MessageResponse },
       },

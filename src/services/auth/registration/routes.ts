@@ -35,7 +35,7 @@ export function registerRegistrationRoutes(app: HttpApp, registration: Registrat
       schema: {
         tags: TAGS,
         summary: 'Verify the e-mail address with the token of the mailed link',
-        description: '400 INVALID_OR_EXPIRED_TOKEN when the token is unknown, used, replaced by a newer mail, or expired.',
+        description: '400 INVALID_TOKEN when the token is unknown, used, replaced by a newer mail, or expired.',
         body: Type.Object({ token: OpaqueTokenField }, strictBody),
         response: { 200: MessageEmailResponse },
       },
@@ -49,7 +49,7 @@ export function registerRegistrationRoutes(app: HttpApp, registration: Registrat
       schema: {
         tags: TAGS,
         summary: 'Verify the e-mail address with the mailed 6-digit code',
-        description: '400 INVALID_VERIFICATION_CODE when wrong or expired; 5 wrong codes burn it (ask for a new mail).',
+        description: '400 INVALID_VERIFICATION_CODE when wrong or expired; 5 wrong codes burn it (use the link of the same mail, or ask for a new mail).',
         body: Type.Object({ email: EmailField, code: Type.String({ pattern: '^[0-9]{6}$', description: '6 digits' }) }, strictBody),
         response: { 200: MessageEmailResponse },
       },

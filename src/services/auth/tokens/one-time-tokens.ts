@@ -1,5 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { randomToken, safeEqual, sha256 } from '../../../platform/crypto.ts';
+import { AppError } from '../../../platform/http/errors.ts';
 import type { AuthKeys } from '../keys.ts';
 import type { OneTimeTokenRepository, OneTimeTokenRow } from './one-time-repository.ts';
 
@@ -17,6 +18,14 @@ export interface IssuedToken {
   token: string;
   /** The 6-digit code to mail with it. */
   code: string | undefined;
+}
+
+/**
+ * A verification or reset link whose token is unknown, used, replaced or expired: INVALID_TOKEN at
+ * 400, the status spec §4.1 gives these routes (401 would send a client to refresh its access token).
+ */
+export function invalidLink(): AppError {
+  return new AppError('INVALID_TOKEN', 'The link is invalid, already used or expired', { statusCode: 400 });
 }
 
 export type CodeCheck = 'accepted' | 'rejected' | 'exhausted';
@@ -89,12 +98,24 @@ export class OneTimeTokens {
    * 'exhausted' means no attempt was left (or the token is gone): the caller must start over.
    */
   async attempt(row: OneTimeTokenRow, check: () => Promise<boolean>): Promise<CodeCheck> {
-    const now = Date.now();
-    const attempts = await this.repository.reserveAttempt(row.token_hash, MAX_CODE_ATTEMPTS, now);
-    if (attempts === undefined) return 'exhausted';
-    if (await check()) return 'accepted';
-    if (attempts >= MAX_CODE_ATTEMPTS) await this.repository.burn(row.token_hash, now);
-    return 'rejected';
+    const { outcome, wasLast } = await this.spendAttempt(row, check);
+    if (outcome === 'rejected' && wasLast) await this.repository.burn(row.token_hash, Date.now());
+    return outcome;
+  }
+
+  /**
+   * Checks the 6-digit code mailed beside a verification link, spending one of the code's attempts.
+   * After the last wrong code the code is dead (no attempt is left) but the link lives on: whoever
+   * guesses at someone's code must not also spend the link in their mailbox.
+   */
+  async attemptCode(row: OneTimeTokenRow, code: string): Promise<CodeCheck> {
+    return (await this.spendAttempt(row, async () => this.codeMatches(row, code))).outcome;
+  }
+
+  private async spendAttempt(row: OneTimeTokenRow, check: () => Promise<boolean>): Promise<{ outcome: CodeCheck; wasLast: boolean }> {
+    const attempts = await this.repository.reserveAttempt(row.token_hash, MAX_CODE_ATTEMPTS, Date.now());
+    if (attempts === undefined) return { outcome: 'exhausted', wasLast: false };
+    return { outcome: (await check()) ? 'accepted' : 'rejected', wasLast: attempts >= MAX_CODE_ATTEMPTS };
   }
 
   /** Compares a mailed code with the row's keyed digest in constant time. */

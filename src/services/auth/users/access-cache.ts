@@ -48,9 +48,14 @@ export class UserAccessCache {
   }
 
   get(id: number, load: () => Promise<UserAccess | undefined>): Promise<UserAccess | undefined> {
+    const remembered = this.peek(id);
+    return remembered ? Promise.resolve(remembered) : this.load(load);
+  }
+
+  /** The user as remembered now, without a promise; undefined when not remembered. */
+  peek(id: number): UserAccess | undefined {
     const entry = this.byId.get(id);
-    if (entry && entry.until > Date.now()) return Promise.resolve(entry.user);
-    return this.load(load);
+    return entry && entry.until > Date.now() ? entry.user : undefined;
   }
 
   findByEmail(email: string, load: () => Promise<UserAccess | undefined>): Promise<UserAccess | undefined> {

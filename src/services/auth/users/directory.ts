@@ -25,6 +25,12 @@ export interface UserDirectory {
   findByEmail(email: string): Promise<UserAccess | undefined>;
 }
 
+/** A directory that remembers users, so a caller on a hot path (the gateway) can ask without a promise. */
+export interface CachingUserDirectory extends UserDirectory {
+  /** The user as remembered now; undefined when not in memory (then call get). */
+  peek(id: number): UserAccess | undefined;
+}
+
 export function toUserAccess(row: UserRow): UserAccess {
   return {
     id: row.id,
@@ -40,7 +46,7 @@ export function toUserAccess(row: UserRow): UserAccess {
 }
 
 /** Every device and tracking request asks who its caller is: answered from memory, dropped when the user changes. */
-export class LocalUserDirectory implements UserDirectory {
+export class LocalUserDirectory implements CachingUserDirectory {
   private readonly users: UserRepository;
   private readonly cache = new UserAccessCache(FOLLOWED_TTL_MS);
 
@@ -54,6 +60,10 @@ export class LocalUserDirectory implements UserDirectory {
       const row = await this.users.findById(id);
       return row && toUserAccess(row);
     });
+  }
+
+  peek(id: number): UserAccess | undefined {
+    return this.cache.peek(id);
   }
 
   findByEmail(email: string): Promise<UserAccess | undefined> {

@@ -2,7 +2,7 @@ import { Agent, request } from 'undici';
 import type { EventBus } from '../../../platform/bus.ts';
 import { IDENTITY_HEADERS } from '../../../platform/http/identity.ts';
 import { FOLLOWED_TTL_MS, UNFOLLOWED_TTL_MS, UserAccessCache } from './access-cache.ts';
-import type { UserAccess, UserDirectory } from './directory.ts';
+import type { CachingUserDirectory, UserAccess } from './directory.ts';
 
 export interface RemoteUserDirectoryOptions {
   /** Base URL of the auth service, e.g. http://auth:8080. */
@@ -21,7 +21,7 @@ export interface RemoteUserDirectoryOptions {
  * UserDirectory over HTTP for split mode: the auth service's internal user routes, with the
  * internal token. Answers are cached like the local directory's (see `changes`).
  */
-export class RemoteUserDirectory implements UserDirectory {
+export class RemoteUserDirectory implements CachingUserDirectory {
   private readonly authUrl: string;
   private readonly internalToken: string;
   private readonly agent: Agent;
@@ -39,6 +39,10 @@ export class RemoteUserDirectory implements UserDirectory {
 
   get(id: number): Promise<UserAccess | undefined> {
     return this.cache.get(id, () => this.fetch(`/api/auth/internal/users/${encodeURIComponent(String(id))}`));
+  }
+
+  peek(id: number): UserAccess | undefined {
+    return this.cache.peek(id);
   }
 
   findByEmail(email: string): Promise<UserAccess | undefined> {

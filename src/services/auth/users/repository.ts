@@ -38,6 +38,19 @@ export class UserRepository {
     return this.db.updateTable('users').set(changes).where('id', '=', id).returningAll().executeTakeFirst();
   }
 
+  /** Administrators who can sign in at `now` (enabled, not expired), other than `exceptId`. */
+  async countActiveAdministrators(now: number, exceptId: number): Promise<number> {
+    const row = await this.db
+      .selectFrom('users')
+      .select((eb) => eb.fn.countAll<number>().as('total'))
+      .where('administrator', '=', 1)
+      .where('disabled', '=', 0)
+      .where((eb) => eb.or([eb('expiration_time', 'is', null), eb('expiration_time', '>', now)]))
+      .where('id', '!=', exceptId)
+      .executeTakeFirstOrThrow();
+    return Number(row.total);
+  }
+
   async list(query: UserListQuery): Promise<{ rows: UserRow[]; total: number }> {
     let filtered = this.db.selectFrom('users');
     if (query.search) {
