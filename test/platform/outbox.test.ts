@@ -83,7 +83,7 @@ describeEachEngine('outbox', (engine) => {
     for (const userId of [1, 2, 3]) await consumer.record(testDatabase.database.db, 'auth.user.deleted', { userId });
     consumer.start();
 
-    await eventually(() => tracking.length === 3 && failures >= 6, 'the other module went on while this one was retried');
+    await eventually(() => tracking.length === 3 && failures >= 6, 'the other module went on while this one was retried', 5000);
     const stuck = (await pending()).filter((row) => row.consumer === 'devices');
     assert.equal(stuck.length, 3);
     for (const row of stuck) assert.equal(row.last_error, 'database briefly unavailable', 'the failure is kept with the fact');
