@@ -1,12 +1,10 @@
 import type { FastifyRequest } from 'fastify';
 import type { HttpApp } from '../platform/http/app.ts';
 import { AppError } from '../platform/http/errors.ts';
-import { IDENTITY_HEADERS, bearerToken } from '../platform/http/identity.ts';
+import { ACCESS_TOKEN_COOKIE, IDENTITY_HEADERS, bearerToken } from '../platform/http/identity.ts';
 import type { AccessTokenVerifier, VerifiedAccessToken } from '../services/auth/tokens/access-tokens.ts';
 import type { CachingUserDirectory, UserAccess } from '../services/auth/users/directory.ts';
-import { TOKEN_EXPIRES_HEADER } from '../services/tracking/live/protocol.ts';
 
-export const ACCESS_TOKEN_COOKIE = 'access_token';
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 export const LIVE_SOCKET_PATH = '/api/socket';
 
@@ -98,7 +96,7 @@ function admitVerified(
   headers[IDENTITY_HEADERS.sessionId] = verified.sessionId;
   headers[IDENTITY_HEADERS.internalToken] = internalToken;
   // The socket outlives this request: the service closes it when the token or the account expires.
-  if (isSocket) headers[TOKEN_EXPIRES_HEADER] = String(accountExpiry === null ? verified.expiresAt : Math.min(verified.expiresAt, accountExpiry));
+  if (isSocket) headers[IDENTITY_HEADERS.tokenExpires] = String(accountExpiry === null ? verified.expiresAt : Math.min(verified.expiresAt, accountExpiry));
   return undefined;
 }
 

@@ -3,9 +3,8 @@ import { after, before, it } from 'node:test';
 import cookie from '@fastify/cookie';
 import { createHttpApp } from '../../src/platform/http/app.ts';
 import type { HttpApp } from '../../src/platform/http/app.ts';
-import { installIdentity } from '../../src/platform/http/identity.ts';
+import { IDENTITY_HEADERS, installIdentity } from '../../src/platform/http/identity.ts';
 import { installAuthentication } from '../../src/gateway/authenticate.ts';
-import { TOKEN_EXPIRES_HEADER } from '../../src/services/tracking/live/protocol.ts';
 import { describeEachEngine } from '../support/engines.ts';
 import { TEST_INTERNAL_TOKEN, startTestServer } from '../support/server.ts';
 import type { TestServer } from '../support/server.ts';
@@ -20,7 +19,7 @@ async function gatewayInFront(server: TestServer): Promise<HttpApp> {
     identity: request.identity,
     fromService: request.fromService,
     forwarded: Object.keys(request.headers).filter((name) => name.startsWith('x-user-')),
-    tokenExpires: request.headers[TOKEN_EXPIRES_HEADER],
+    tokenExpires: request.headers[IDENTITY_HEADERS.tokenExpires],
   });
   app.get('/api/devices/echo', { config: { access: 'user' } }, echo);
   app.post('/api/devices/echo', { config: { access: 'user' } }, echo);

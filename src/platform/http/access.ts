@@ -1,6 +1,7 @@
 import type { RouteOptions } from 'fastify';
 import type { HttpApp } from './app.ts';
 import { AppError } from './errors.ts';
+import { ACCESS_TOKEN_COOKIE } from './identity.ts';
 
 /**
  * Who may call a route: anyone, a signed-in user, an administrator, or only another service
@@ -28,7 +29,7 @@ declare module 'fastify' {
 /** The OpenAPI security schemes the access levels are documented with. */
 export const SECURITY_SCHEMES = {
   bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
-  cookie: { type: 'apiKey', in: 'cookie', name: 'access_token' },
+  cookie: { type: 'apiKey', in: 'cookie', name: ACCESS_TOKEN_COOKIE },
   internalToken: { type: 'apiKey', in: 'header', name: 'X-Internal-Token' },
 } as const;
 

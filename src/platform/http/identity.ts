@@ -16,7 +16,15 @@ export const IDENTITY_HEADERS = {
   email: 'x-user-email',
   sessionId: 'x-user-session',
   internalToken: 'x-internal-token',
+  /**
+   * On the live socket's upgrade request: when the access token (or the account) that opened it
+   * expires, in epoch milliseconds. The socket outlives the request, so the service needs it.
+   */
+  tokenExpires: 'x-user-token-expires',
 } as const;
+
+/** The HttpOnly cookie that carries the access token of a browser signed in (DESIGN §5.2). */
+export const ACCESS_TOKEN_COOKIE = 'access_token';
 
 declare module 'fastify' {
   interface FastifyRequest {

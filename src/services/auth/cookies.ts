@@ -1,7 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { bearerToken } from '../../platform/http/identity.ts';
+import { ACCESS_TOKEN_COOKIE, bearerToken } from '../../platform/http/identity.ts';
 
-export const ACCESS_TOKEN_COOKIE = 'access_token';
 export const REFRESH_TOKEN_COOKIE = 'refresh_token';
 /** The refresh token goes only to auth endpoints, never to devices, tracking or billing. */
 const REFRESH_COOKIE_PATH = '/api/auth';

@@ -3,13 +3,6 @@
  * the close codes a client acts on.
  */
 
-/**
- * Set by the gateway on the upgrade request beside X-User-*: when the access token that opened the
- * socket expires (epoch milliseconds). The socket outlives the request, so the service needs it.
- * Clients cannot send it: the gateway strips every X-User-* header they send.
- */
-export const TOKEN_EXPIRES_HEADER = 'x-user-token-expires';
-
 export const CLOSE_CODES = {
   /** Server shutting down (RFC 6455 "going away"): reconnect, another instance will answer. */
   goingAway: 1001,

@@ -3,14 +3,12 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { HttpApp } from '../../../platform/http/app.ts';
 import { AppError } from '../../../platform/http/errors.ts';
-import { requireIdentity } from '../../../platform/http/identity.ts';
+import { ACCESS_TOKEN_COOKIE, IDENTITY_HEADERS, requireIdentity } from '../../../platform/http/identity.ts';
 import type { LiveHub } from './hub.ts';
-import { TOKEN_EXPIRES_HEADER } from './protocol.ts';
 import { errorResponses } from '../../../platform/http/schemas.ts';
 
 /** Clients have nothing to say on the socket; anything larger than this from them closes it (1009). */
 const MAX_CLIENT_MESSAGE_BYTES = 4096;
-const ACCESS_TOKEN_COOKIE = 'access_token';
 
 /**
  * GET /api/socket: the WebSocket of live updates. The gateway has authenticated the upgrade
@@ -82,6 +80,6 @@ function usesCookie(request: FastifyRequest): boolean {
 
 /** Trusted like X-User-Id: only requests with an identity reach here, and those carry the internal token. */
 function tokenExpiresAt(request: FastifyRequest): number | undefined {
-  const value = Number(request.headers[TOKEN_EXPIRES_HEADER]);
+  const value = Number(request.headers[IDENTITY_HEADERS.tokenExpires]);
   return Number.isSafeInteger(value) && value > 0 ? value : undefined;
 }

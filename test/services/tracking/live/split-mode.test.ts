@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { loadConfig } from '../../../../src/config.ts';
+import { IDENTITY_HEADERS } from '../../../../src/platform/http/identity.ts';
 import { createServer } from '../../../../src/server.ts';
 import type { Server } from '../../../../src/server.ts';
-import { TOKEN_EXPIRES_HEADER } from '../../../../src/services/tracking/live/protocol.ts';
 import { createSharedDatabase, testEngines } from '../../../support/engines.ts';
 import type { SharedTestDatabase } from '../../../support/engines.ts';
 import { freePort } from '../../../support/ports.ts';
@@ -122,7 +122,7 @@ for (const engine of testEngines()) {
         'x-internal-token': TEST_INTERNAL_TOKEN,
         'x-user-id': String(user.userId),
         'x-user-session': user.sessionId,
-        [TOKEN_EXPIRES_HEADER]: String(Date.now() + 200),
+        [IDENTITY_HEADERS.tokenExpires]: String(Date.now() + 200),
       });
       assert.deepEqual(await client.next(), { positions: [] });
       assert.deepEqual(await client.waitClosed(), { code: 4401, reason: 'token expired' });
