@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { DecimalInteger, IdParam } from '../../platform/http/schemas.ts';
 
 /** Request and response schemas of the device routes (validation, serialisation and /openapi.json). */
 
@@ -81,13 +82,13 @@ export const DeviceUpdateRequest = Type.Object(
 );
 
 export const DeviceListQuery = Type.Object({
-  userId: Type.Optional(Id),
+  userId: Type.Optional(IdParam),
   uniqueId: Type.Optional(Type.Array(UniqueId, { maxItems: 100 })),
-  id: Type.Optional(Type.Array(Id, { maxItems: 100 })),
+  id: Type.Optional(Type.Array(IdParam, { maxItems: 100 })),
 });
 
-export const DeviceParams = Type.Object({ id: Id });
-export const ShareParams = Type.Object({ id: Id, userId: Id });
+export const DeviceParams = Type.Object({ id: IdParam });
+export const ShareParams = Type.Object({ id: IdParam, userId: IdParam });
 
 export const ShareSchema = Type.Object({
   deviceId: Type.Integer(),
@@ -156,7 +157,7 @@ export const ClaimTokenParams = Type.Object({ token: ClaimTokenInput });
 export const ClaimTokenListQuery = Type.Object({
   status: Type.Optional(ClaimTokenStatus),
   uniqueId: Type.Optional(UniqueId),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
-  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+  limit: Type.Optional(DecimalInteger({ minimum: 1, maximum: 1000 }, { default: 100 })),
+  offset: Type.Optional(DecimalInteger({ minimum: 0, maximum: 1_000_000_000 }, { default: 0 })),
 });
 

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { IdParam } from '../../platform/http/schemas.ts';
 import { EVENT_TYPES } from './events/types.ts';
 import { MAX_AREA_TEXT_LENGTH } from './geo/index.ts';
 
@@ -31,13 +32,13 @@ export const PositionSchema = Type.Object({
 });
 
 export const PositionQuery = Type.Object({
-  deviceId: Type.Optional(Id),
-  id: Type.Optional(Type.Array(Id, { maxItems: 100, description: 'Repeatable: positions by id' })),
+  deviceId: Type.Optional(IdParam),
+  id: Type.Optional(Type.Array(IdParam, { maxItems: 100, description: 'Repeatable: positions by id' })),
   from: Type.Optional(QueryTime),
   to: Type.Optional(QueryTime),
 });
 
-export const PositionDeleteQuery = Type.Object({ deviceId: Id, from: QueryTime, to: QueryTime });
+export const PositionDeleteQuery = Type.Object({ deviceId: IdParam, from: QueryTime, to: QueryTime });
 
 export const EventTypeSchema = Type.Union(EVENT_TYPES.map((type) => Type.Literal(type)));
 
@@ -53,13 +54,13 @@ export const EventSchema = Type.Object({
 });
 
 export const EventQuery = Type.Object({
-  deviceId: Type.Optional(Id),
+  deviceId: Type.Optional(IdParam),
   from: Type.Optional(QueryTime),
   to: Type.Optional(QueryTime),
   type: Type.Optional(Type.Array(EventTypeSchema, { maxItems: EVENT_TYPES.length, description: 'Repeatable: any of these event types' })),
 });
 
-export const IdParams = Type.Object({ id: Id });
+export const IdParams = Type.Object({ id: IdParam });
 
 /** Text with at least one visible character. */
 const Text = (maxLength: number) => Type.String({ minLength: 1, maxLength, pattern: '\\S' });
@@ -96,7 +97,7 @@ export const GeofenceUpdateRequest = Type.Object(
 );
 
 export const GeofenceListQuery = Type.Object({
-  userId: Type.Optional(Id),
+  userId: Type.Optional(IdParam),
   all: Type.Optional(
     Type.Union([Type.Literal('true'), Type.Literal('false'), Type.Literal('1'), Type.Literal('0')], {
       description: 'Every geofence the user may see: also those applying to devices shared with the geofences permission (administrators: all)',
