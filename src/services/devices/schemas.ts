@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { DecimalInteger, IdParam } from '../../platform/http/schemas.ts';
+import { AttributesInput, DecimalInteger, IdParam } from '../../platform/http/schemas.ts';
 
 /** Request and response schemas of the device routes (validation, serialisation and /openapi.json). */
 
@@ -12,10 +12,6 @@ const Identifier = (maxLength: number) => Type.String({ minLength: 1, maxLength,
 
 const Id = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
 const IsoTime = Type.String({ format: 'date-time' });
-const Attributes = Type.Record(Type.String({ maxLength: 128 }), Type.Unknown(), {
-  maxProperties: 100,
-  description: 'Free-form settings (at most 100 keys, 16 KiB as JSON)',
-});
 
 export const UniqueId = Identifier(128);
 /** Claim tokens are typed by people: case, dashes and spaces are ignored, so allow a little slack. */
@@ -63,7 +59,7 @@ const OptionalFields = {
   contact: Type.Optional(Nullable(Text(512))),
   category: Type.Optional(Nullable(Text(64))),
   groupId: Type.Optional(Nullable(Id)),
-  attributes: Type.Optional(Attributes),
+  attributes: Type.Optional(AttributesInput()),
 };
 
 export const DeviceCreateRequest = Type.Object(

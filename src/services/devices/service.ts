@@ -17,8 +17,6 @@ import type { DevicesTable } from './tables.ts';
 import { ADMINISTRATOR_VIEWPOINT, OWNER_VIEWPOINT, toPermissions, toRecord, toView } from './views.ts';
 import type { Viewpoint } from './views.ts';
 
-/** Serialised attributes beyond this are refused: they travel with every device in lists and live updates. */
-export const MAX_ATTRIBUTES_BYTES = 16_384;
 /** Concurrent claims of one token settle within a retry or two; more means something keeps changing it. */
 const CLAIM_ATTEMPTS = 3;
 
@@ -126,7 +124,7 @@ export class DeviceService {
       category: input.category ?? null,
       disabled: 0,
       group_id: input.groupId ?? null,
-      attributes: serialiseAttributes(input.attributes ?? {}),
+      attributes: JSON.stringify(input.attributes ?? {}),
       owner_id: caller.id,
       created_at: now,
       updated_at: now,
@@ -185,7 +183,7 @@ export class DeviceService {
     if (changes.category !== undefined) update.category = changes.category;
     if (changes.groupId !== undefined) update.group_id = changes.groupId;
     if (changes.disabled !== undefined) update.disabled = changes.disabled ? 1 : 0;
-    if (changes.attributes !== undefined) update.attributes = serialiseAttributes(changes.attributes);
+    if (changes.attributes !== undefined) update.attributes = JSON.stringify(changes.attributes);
     await this.store.devices.update(deviceId, update);
     await announceAccessChange(this.bus, { deviceIds: [deviceId] });
     const updated = await this.requireDevice(deviceId);
@@ -367,14 +365,4 @@ function assertOwnerOrAdministrator(caller: UserAccess, row: DeviceWithToken): v
 
 function claimConflict(claim: ClaimTokenRow, userId: number): AppError {
   return claim.claimed_by === userId ? new AppError('DEVICE_EXISTS') : new AppError('CLAIM_TOKEN_ALREADY_CLAIMED');
-}
-
-function serialiseAttributes(attributes: Record<string, unknown>): string {
-  const text = JSON.stringify(attributes);
-  if (Buffer.byteLength(text) > MAX_ATTRIBUTES_BYTES) {
-    throw new AppError('VALIDATION_FAILED', `/body/attributes must serialise to at most ${MAX_ATTRIBUTES_BYTES} bytes`, {
-      details: [{ path: '/body/attributes', message: `must serialise to at most ${MAX_ATTRIBUTES_BYTES} bytes` }],
-    });
-  }
-  return text;
 }

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { IdParam } from '../../platform/http/schemas.ts';
+import { AttributesInput, IdParam } from '../../platform/http/schemas.ts';
 import { EVENT_TYPES } from './events/types.ts';
 import { MAX_AREA_TEXT_LENGTH } from './geo/index.ts';
 
@@ -64,10 +64,6 @@ export const IdParams = Type.Object({ id: IdParam });
 
 /** Text with at least one visible character. */
 const Text = (maxLength: number) => Type.String({ minLength: 1, maxLength, pattern: '\\S' });
-const Attributes = Type.Record(Type.String({ maxLength: 128 }), Type.Unknown(), {
-  maxProperties: 100,
-  description: 'Free-form settings (at most 100 keys, 16 KiB as JSON); polylineDistance is the LINESTRING buffer in metres (default 25)',
-});
 const AreaText = Type.String({
   minLength: 1,
   maxLength: MAX_AREA_TEXT_LENGTH,
@@ -86,7 +82,7 @@ export const GeofenceSchema = Type.Object({
 const GeofenceOptionalFields = {
   description: Type.Optional(Nullable(Type.String({ maxLength: 512 }))),
   calendarId: Type.Optional(Nullable(Id)),
-  attributes: Type.Optional(Attributes),
+  attributes: Type.Optional(AttributesInput('Free-form settings; polylineDistance is the LINESTRING buffer in metres (default 25)')),
 };
 
 export const GeofenceCreateRequest = Type.Object({ name: Text(128), area: AreaText, ...GeofenceOptionalFields }, { additionalProperties: false });

@@ -13,8 +13,6 @@ import type { GeofencesTable } from '../tables.ts';
 import { GeofenceIndexes } from './index-cache.ts';
 import type { GeofenceRow } from './repository.ts';
 
-export const MAX_ATTRIBUTES_BYTES = 16_384;
-
 /** The Geofence of spec §2.6. */
 export interface GeofenceView {
   id: number;
@@ -75,15 +73,6 @@ export function normaliseArea(text: string, attributes: Record<string, unknown>)
   }
 }
 
-function attributesText(attributes: Record<string, unknown>): string {
-  const text = JSON.stringify(attributes);
-  if (Buffer.byteLength(text) > MAX_ATTRIBUTES_BYTES) {
-    const message = `must serialise to at most ${MAX_ATTRIBUTES_BYTES} bytes`;
-    throw new AppError('VALIDATION_FAILED', `/body/attributes ${message}`, { details: [{ path: '/body/attributes', message }] });
-  }
-  return text;
-}
-
 /**
  * Geofences belong to their creator and apply to every device the creator owns (DESIGN §5.4).
  * Reading: the owner, administrators, and users shared a device of the owner with the geofences
@@ -132,7 +121,7 @@ export class GeofenceService {
       description: input.description ?? null,
       area: normaliseArea(input.area, attributes),
       calendar_id: input.calendarId ?? null,
-      attributes: attributesText(attributes),
+      attributes: JSON.stringify(attributes),
       created_at: now,
       updated_at: now,
     });
@@ -147,7 +136,7 @@ export class GeofenceService {
     if (changes.name !== undefined) update.name = changes.name;
     if (changes.description !== undefined) update.description = changes.description;
     if (changes.calendarId !== undefined) update.calendar_id = changes.calendarId;
-    if (changes.attributes !== undefined) update.attributes = attributesText(changes.attributes);
+    if (changes.attributes !== undefined) update.attributes = JSON.stringify(changes.attributes);
     if (changes.area !== undefined || changes.attributes !== undefined) {
       update.area = normaliseArea(changes.area ?? row.area, changes.attributes ?? (JSON.parse(row.attributes) as Record<string, unknown>));
     }
