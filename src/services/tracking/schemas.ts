@@ -64,8 +64,8 @@ export const IdParams = Type.Object({ id: IdParam });
 
 /** Text with at least one visible character. */
 const Text = (maxLength: number) => Type.String({ minLength: 1, maxLength, pattern: '\\S' });
+/** No minLength: an empty area is an area error (INVALID_AREA, DESIGN §5.4), which the parser reports. */
 const AreaText = Type.String({
-  minLength: 1,
   maxLength: MAX_AREA_TEXT_LENGTH,
   description: 'CIRCLE (lat lon, radius_m) | POLYGON ((lat lon, …, lat lon)) closed | LINESTRING (lat lon, lat lon, …)',
 });

@@ -78,6 +78,7 @@ describeEachEngine('tracking geofences', (engine) => {
       ['CIRCLE (10 20, 100) extra', /unexpected text after the area at character 21/],
       ['LINESTRING (1 2)', /at least 2 points/],
       ['   ', /area text is empty/],
+      ['', /area text is empty/],
     ] as const) {
       it(`refuses ${JSON.stringify(area)} with 400 INVALID_AREA saying what and where, storing nothing`, async () => {
         const before = await stored();
@@ -213,6 +214,7 @@ describeEachEngine('tracking geofences', (engine) => {
       const before = (await get(server, `/api/geofences/${fence.id}`, owner)).json();
       assertError(await update(owner, fence.id, { area: 'POLYGON ((1 2, 3 4, 5 6, 7 8))' }), 400, 'INVALID_AREA', /not closed/);
       assertError(await update(owner, fence.id, { attributes: { polylineDistance: -1 } }), 400, 'INVALID_AREA', /polylineDistance/);
+      assertError(await update(owner, fence.id, { area: '' }), 400, 'INVALID_AREA', /area text is empty/);
       assertError(await update(owner, fence.id, {}), 400, 'VALIDATION_FAILED');
       assertError(await update(owner, fence.id, { name: '' }), 400, 'VALIDATION_FAILED', /name/);
       assertError(await update(owner, fence.id, { colour: 'red' }), 400, 'VALIDATION_FAILED', /colour/);
