@@ -91,6 +91,19 @@ export interface Config {
   ingest: { batchSize: number; batchDelay: number };
   /** EVENT_DEFAULTS: server-wide defaults of the event rules by setting name (names checked by the tracking module). */
   eventDefaults: Record<string, number | boolean>;
+  /** Server-wide caps on what one user may hold, bounding the cost of one request and one position; administrators are exempt. */
+  limits: ServerLimits;
+}
+
+export interface ServerLimits {
+  /** MAX_DEVICES_PER_USER: devices one user owns. */
+  devicesPerUser: number;
+  /** MAX_SHARES_PER_DEVICE: users (and pending addresses) one device is shared with. */
+  sharesPerDevice: number;
+  /** MAX_GEOFENCES_PER_USER: geofences one user owns. */
+  geofencesPerUser: number;
+  /** MAX_GEOFENCE_POINTS_PER_USER: points of all of one user's geofence areas together. */
+  geofencePointsPerUser: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -209,6 +222,12 @@ export function loadConfig(env: Env = process.env): Config {
       batchDelay: read.int('INGEST_BATCH_DELAY', 2, 0, 1000),
     },
     eventDefaults: read.settings('EVENT_DEFAULTS'),
+    limits: {
+      devicesPerUser: read.int('MAX_DEVICES_PER_USER', 5000, 1, 1_000_000),
+      sharesPerDevice: read.int('MAX_SHARES_PER_DEVICE', 100, 1, 100_000),
+      geofencesPerUser: read.int('MAX_GEOFENCES_PER_USER', 1000, 1, 1_000_000),
+      geofencePointsPerUser: read.int('MAX_GEOFENCE_POINTS_PER_USER', 100_000, 1, 100_000_000),
+    },
   };
 }
 

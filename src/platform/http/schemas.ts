@@ -8,7 +8,17 @@ export const ErrorSchema = Type.Object({
   error: Type.String(),
   code: Type.String(),
   message: Type.String(),
-  details: Type.Optional(Type.Array(Type.Object({ path: Type.String(), message: Type.String() }))),
+  details: Type.Optional(
+    Type.Array(
+      Type.Object({
+        path: Type.String(),
+        message: Type.String(),
+        limit: Type.Optional(Type.String({ description: 'LIMIT_REACHED: which limit' })),
+        max: Type.Optional(Type.Integer({ description: 'LIMIT_REACHED: its value' })),
+        usage: Type.Optional(Type.Integer({ description: 'LIMIT_REACHED: the usage before the request' })),
+      }),
+    ),
+  ),
 });
 
 /** Error responses a route documents, by status. */

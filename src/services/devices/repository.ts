@@ -163,6 +163,11 @@ export class DeviceRepository {
     return result.numDeletedRows > 0n;
   }
 
+  async countOwnedBy(ownerId: number): Promise<number> {
+    const row = await this.db.selectFrom('devices').select((eb) => eb.fn.countAll<number>().as('count')).where('owner_id', '=', ownerId).executeTakeFirstOrThrow();
+    return Number(row.count);
+  }
+
   async idsOwnedBy(ownerId: number): Promise<number[]> {
     const rows = await this.db.selectFrom('devices').select('id').where('owner_id', '=', ownerId).orderBy('id').execute();
     return rows.map((row) => row.id);
@@ -170,6 +175,15 @@ export class DeviceRepository {
 
   findShare(deviceId: number, userId: number): Promise<ShareRow | undefined> {
     return this.db.selectFrom('device_shares').selectAll().where('device_id', '=', deviceId).where('user_id', '=', userId).executeTakeFirst();
+  }
+
+  async countSharesOf(deviceId: number): Promise<number> {
+    const row = await this.db
+      .selectFrom('device_shares')
+      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .where('device_id', '=', deviceId)
+      .executeTakeFirstOrThrow();
+    return Number(row.count);
   }
 
   listShares(deviceId: number): Promise<ShareRow[]> {

@@ -1,6 +1,7 @@
 import type { Insertable, Updateable } from 'kysely';
 import type { EventBus } from '../../platform/bus.ts';
-import { AppError } from '../../platform/http/errors.ts';
+import type { ServerLimits } from '../../config.ts';
+import { AppError, limitReached } from '../../platform/http/errors.ts';
 import type { UserAccess, UserDirectory } from '../auth/users/directory.ts';
 import { ALL_PERMISSIONS } from './access.ts';
 import type { DeviceAccess, DeviceRecord, DeviceStatusChange, DeviceStatusUpdate, DeviceView } from './access.ts';
@@ -61,12 +62,14 @@ export class DeviceService {
   private readonly users: UserDirectory;
   private readonly bus: EventBus;
   private readonly caches: DeviceCaches;
+  private readonly limits: Pick<ServerLimits, 'devicesPerUser'>;
 
-  constructor(store: DevicesStore, users: UserDirectory, bus: EventBus, caches: DeviceCaches) {
+  constructor(store: DevicesStore, users: UserDirectory, bus: EventBus, caches: DeviceCaches, limits: Pick<ServerLimits, 'devicesPerUser'>) {
     this.store = store;
     this.users = users;
     this.bus = bus;
     this.caches = caches;
+    this.limits = limits;
   }
 
   /** Owned and shared devices of the caller, or (administrators only) of `userId`, as that user sees them. */
@@ -113,6 +116,7 @@ export class DeviceService {
   async create(callerId: number, input: DeviceInput): Promise<DeviceView> {
     const caller = await resolveCaller(this.users, callerId);
     assertMayChangeDevices(caller);
+    await this.assertMayOwnAnother(caller);
     const now = Date.now();
     const values = {
       name: input.name,
@@ -216,6 +220,7 @@ export class DeviceService {
         return { success: true, alreadyClaimed: true, ...(await this.ownedView(claim.device_id, caller.id)) };
       }
       if (claim.unique_id === null) throw new AppError('DEVICE_NOT_CONFIGURED');
+      await this.assertMayOwnAnother(caller);
       const deviceId = await this.claimOnce(token, claim.unique_id, claim, caller.id);
       if (deviceId === undefined) continue;
       // A device taken over leaves its former owner and its sharees.
@@ -259,6 +264,14 @@ export class DeviceService {
       if (isUniqueViolation(error)) return undefined;
       throw error;
     }
+  }
+
+  /** 409 LIMIT_REACHED when the user owns MAX_DEVICES_PER_USER devices already (administrators are exempt). */
+  private async assertMayOwnAnother(user: UserAccess): Promise<void> {
+    if (user.administrator) return;
+    const owned = await this.store.devices.countOwnedBy(user.id);
+    const max = this.limits.devicesPerUser;
+    if (owned >= max) throw limitReached('devices', max, owned, `A user may own at most ${max} devices (MAX_DEVICES_PER_USER)`);
   }
 
   private async ownedView(deviceId: number | null, userId: number): Promise<{ device?: DeviceView }> {

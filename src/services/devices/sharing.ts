@@ -1,5 +1,6 @@
 import type { EventBus } from '../../platform/bus.ts';
-import { AppError } from '../../platform/http/errors.ts';
+import type { ServerLimits } from '../../config.ts';
+import { AppError, limitReached } from '../../platform/http/errors.ts';
 import type { UserAccess, UserDirectory } from '../auth/users/directory.ts';
 import { NO_PERMISSIONS } from './access.ts';
 import type { DevicePermissions } from './access.ts';
@@ -31,16 +32,19 @@ export class SharingService {
   private readonly store: DevicesStore;
   private readonly users: UserDirectory;
   private readonly bus: EventBus;
+  private readonly limits: Pick<ServerLimits, 'sharesPerDevice'>;
 
-  constructor(store: DevicesStore, users: UserDirectory, bus: EventBus) {
+  constructor(store: DevicesStore, users: UserDirectory, bus: EventBus, limits: Pick<ServerLimits, 'sharesPerDevice'>) {
     this.store = store;
     this.users = users;
     this.bus = bus;
+    this.limits = limits;
   }
 
   async share(callerId: number, deviceId: number, input: NewShare): Promise<ShareView> {
     const caller = await resolveCaller(this.users, callerId);
     const device = await this.managedDevice(caller, deviceId);
+    if (!caller.administrator) await this.assertMayShareAgain(deviceId);
     const target = await this.users.findByEmail(input.email);
     if (!target) throw new AppError('NOT_FOUND', 'No user has this e-mail address');
     if (target.id === device.owner_id) throw new AppError('CANNOT_SHARE_WITH_OWNER');
@@ -101,6 +105,13 @@ export class SharingService {
     }
     await this.managedDevice(caller, deviceId);
     if (!(await this.deleteShare(deviceId, userId))) throw new AppError('NOT_FOUND', 'The device is not shared with this user');
+  }
+
+  /** 409 LIMIT_REACHED when the device is shared MAX_SHARES_PER_DEVICE times already: each share adds to every position's fan-out. */
+  private async assertMayShareAgain(deviceId: number): Promise<void> {
+    const shares = await this.store.devices.countSharesOf(deviceId);
+    const max = this.limits.sharesPerDevice;
+    if (shares >= max) throw limitReached('sharesPerDevice', max, shares, `A device may be shared with at most ${max} users (MAX_SHARES_PER_DEVICE)`);
   }
 
   private async deleteShare(deviceId: number, userId: number): Promise<boolean> {
