@@ -91,9 +91,13 @@ export interface Config {
   ingest: { batchSize: number; batchDelay: number };
   /** EVENT_DEFAULTS: server-wide defaults of the event rules by setting name (names checked by the tracking module). */
   eventDefaults: Record<string, number | boolean>;
+  /** DEVICE_REGISTRATION: `claim-only` lets non-administrators add devices only with a claim token (docs/devices.md). */
+  deviceRegistration: DeviceRegistration;
   /** Server-wide caps on what one user may hold, bounding the cost of one request and one position; administrators are exempt. */
   limits: ServerLimits;
 }
+
+export type DeviceRegistration = 'open' | 'claim-only';
 
 export interface ServerLimits {
   /** MAX_DEVICES_PER_USER: devices one user owns. */
@@ -222,6 +226,7 @@ export function loadConfig(env: Env = process.env): Config {
       batchDelay: read.int('INGEST_BATCH_DELAY', 2, 0, 1000),
     },
     eventDefaults: read.settings('EVENT_DEFAULTS'),
+    deviceRegistration: read.oneOf<DeviceRegistration>('DEVICE_REGISTRATION', 'open', ['open', 'claim-only']),
     limits: {
       devicesPerUser: read.int('MAX_DEVICES_PER_USER', 5000, 1, 1_000_000),
       sharesPerDevice: read.int('MAX_SHARES_PER_DEVICE', 100, 1, 100_000),

@@ -149,4 +149,10 @@ describe('config', () => {
     assert.equal(failure({ MAX_DEVICES_PER_USER: '0' }).variable, 'MAX_DEVICES_PER_USER');
     assert.equal(failure({ MAX_GEOFENCE_POINTS_PER_USER: 'lots' }).variable, 'MAX_GEOFENCE_POINTS_PER_USER');
   });
+
+  it('reads DEVICE_REGISTRATION: open by default, or claim-only', () => {
+    assert.equal(loadConfig({}).deviceRegistration, 'open');
+    assert.equal(loadConfig({ DEVICE_REGISTRATION: 'Claim-Only' }).deviceRegistration, 'claim-only');
+    assert.equal(failure({ DEVICE_REGISTRATION: 'closed' }).variable, 'DEVICE_REGISTRATION');
+  });
 });

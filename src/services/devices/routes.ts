@@ -67,7 +67,7 @@ export function registerDeviceRoutes(app: HttpApp, deps: DeviceRouteDeps): void 
       schema: {
         tags: TAGS,
         summary: 'Create a device (with deviceToken: claimed with that token)',
-        description: '409 DEVICE_EXISTS; 400 CLAIM_TOKEN_REQUIRED when the uniqueId has a claim token and none was sent (administrators exempt); with deviceToken: 404 CLAIM_TOKEN_NOT_FOUND, 400 DEVICE_NOT_CONFIGURED, 400 CLAIM_TOKEN_MISMATCH, 409 CLAIM_TOKEN_ALREADY_CLAIMED; 403 FORBIDDEN for read-only accounts.',
+        description: '409 DEVICE_EXISTS; 400 CLAIM_TOKEN_REQUIRED when the uniqueId has a claim token and none was sent (administrators exempt); with deviceToken: 404 CLAIM_TOKEN_NOT_FOUND, 400 DEVICE_NOT_CONFIGURED, 400 CLAIM_TOKEN_MISMATCH, 409 CLAIM_TOKEN_ALREADY_CLAIMED; 403 DEVICE_REGISTRATION_CLAIM_ONLY without deviceToken when DEVICE_REGISTRATION=claim-only (administrators exempt); 409 LIMIT_REACHED past MAX_DEVICES_PER_USER; 403 FORBIDDEN for read-only accounts.',
         body: DeviceCreateRequest,
         response: { 201: DeviceSchema, ...errorResponses(400, 401, 403, 404, 409) },
       },
@@ -106,7 +106,7 @@ export function registerDeviceRoutes(app: HttpApp, deps: DeviceRouteDeps): void 
       schema: {
         tags: TAGS,
         summary: 'Claim a device with its claim token',
-        description: '400 CLAIM_TOKEN_REQUIRED; 404 CLAIM_TOKEN_NOT_FOUND (unknown or revoked); 400 DEVICE_NOT_CONFIGURED; 409 CLAIM_TOKEN_ALREADY_CLAIMED; 200 alreadyClaimed: true for the same user; 403 FORBIDDEN for read-only accounts.',
+        description: '400 CLAIM_TOKEN_REQUIRED; 404 CLAIM_TOKEN_NOT_FOUND (unknown or revoked); 400 DEVICE_NOT_CONFIGURED; 409 CLAIM_TOKEN_ALREADY_CLAIMED; 200 alreadyClaimed: true for the same user; 409 LIMIT_REACHED past MAX_DEVICES_PER_USER; 403 FORBIDDEN for read-only accounts.',
         body: DeviceClaimRequest,
         response: { 200: DeviceClaimResponse, ...errorResponses(400, 401, 403, 404, 409) },
       },

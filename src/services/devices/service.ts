@@ -1,6 +1,6 @@
 import type { Insertable, Updateable } from 'kysely';
 import type { EventBus } from '../../platform/bus.ts';
-import type { ServerLimits } from '../../config.ts';
+import type { DeviceRegistration } from '../../config.ts';
 import { AppError, limitReached } from '../../platform/http/errors.ts';
 import type { UserAccess, UserDirectory } from '../auth/users/directory.ts';
 import { ALL_PERMISSIONS } from './access.ts';
@@ -20,6 +20,12 @@ import type { Viewpoint } from './views.ts';
 
 /** Concurrent claims of one token settle within a retry or two; more means something keeps changing it. */
 const CLAIM_ATTEMPTS = 3;
+
+/** How the operator lets users add devices (config: DEVICE_REGISTRATION, MAX_DEVICES_PER_USER). */
+export interface DevicePolicy {
+  registration: DeviceRegistration;
+  devicesPerUser: number;
+}
 
 export interface DeviceInput {
   name: string;
@@ -62,14 +68,14 @@ export class DeviceService {
   private readonly users: UserDirectory;
   private readonly bus: EventBus;
   private readonly caches: DeviceCaches;
-  private readonly limits: Pick<ServerLimits, 'devicesPerUser'>;
+  private readonly policy: DevicePolicy;
 
-  constructor(store: DevicesStore, users: UserDirectory, bus: EventBus, caches: DeviceCaches, limits: Pick<ServerLimits, 'devicesPerUser'>) {
+  constructor(store: DevicesStore, users: UserDirectory, bus: EventBus, caches: DeviceCaches, policy: DevicePolicy) {
     this.store = store;
     this.users = users;
     this.bus = bus;
     this.caches = caches;
-    this.limits = limits;
+    this.policy = policy;
   }
 
   /** Owned and shared devices of the caller, or (administrators only) of `userId`, as that user sees them. */
@@ -116,6 +122,10 @@ export class DeviceService {
   async create(callerId: number, input: DeviceInput): Promise<DeviceView> {
     const caller = await resolveCaller(this.users, callerId);
     assertMayChangeDevices(caller);
+    // Anyone could otherwise register a tracker's IMEI first and receive its positions.
+    if (this.policy.registration === 'claim-only' && input.deviceToken === undefined && !caller.administrator) {
+      throw new AppError('DEVICE_REGISTRATION_CLAIM_ONLY');
+    }
     await this.assertMayOwnAnother(caller);
     const now = Date.now();
     const values = {
@@ -270,7 +280,7 @@ export class DeviceService {
   private async assertMayOwnAnother(user: UserAccess): Promise<void> {
     if (user.administrator) return;
     const owned = await this.store.devices.countOwnedBy(user.id);
-    const max = this.limits.devicesPerUser;
+    const max = this.policy.devicesPerUser;
     if (owned >= max) throw limitReached('devices', max, owned, `A user may own at most ${max} devices (MAX_DEVICES_PER_USER)`);
   }
 
