@@ -57,6 +57,7 @@ export const ERROR_CODES = {
   CLAIM_TOKEN_MISMATCH: [400, 'The claim token belongs to a device with another uniqueId'],
   CLAIM_TOKEN_REVOKED: [409, 'The claim token is revoked'],
   CLAIM_TOKEN_EXISTS: [409, 'Another claim token already names this uniqueId'],
+  DEVICE_ALREADY_OWNED: [409, 'A device with this uniqueId is registered already: its claim would take it from its owner; send transfer: true to allow that'],
   DEVICE_REGISTRATION_CLAIM_ONLY: [403, 'Devices are added with their claim token on this server: claim the device, or send its token as deviceToken'],
   SHARE_EXISTS: [409, 'The device is already shared with this user'],
   CANNOT_SHARE_WITH_OWNER: [400, 'The owner already has every permission'],

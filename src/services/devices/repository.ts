@@ -31,6 +31,8 @@ export interface StatusChangeRow {
   position_id?: number | null;
 }
 
+/** Values per IN list, well under both engines' bound-parameter limits. */
+const UNIQUE_ID_CHUNK = 500;
 // 7 bound parameters per row: 2 000 rows stay below SQLite's 32 766 (and PostgreSQL's 65 535).
 const STATUS_CHUNK = 2_000;
 
@@ -55,6 +57,16 @@ export class DeviceRepository {
 
   findByUniqueId(uniqueId: string): Promise<DeviceRow | undefined> {
     return this.db.selectFrom('devices').selectAll().where('unique_id', '=', uniqueId).executeTakeFirst();
+  }
+
+  /** Which of these uniqueIds a device has. */
+  async existingUniqueIds(uniqueIds: readonly string[]): Promise<string[]> {
+    const found: string[] = [];
+    for (let start = 0; start < uniqueIds.length; start += UNIQUE_ID_CHUNK) {
+      const rows = await this.db.selectFrom('devices').select('unique_id').where('unique_id', 'in', uniqueIds.slice(start, start + UNIQUE_ID_CHUNK)).execute();
+      found.push(...rows.map((row) => row.unique_id));
+    }
+    return found;
   }
 
   async exists(id: number): Promise<boolean> {

@@ -138,13 +138,22 @@ export const ClaimTokenSchema = Type.Object({
   createdAt: IsoTime,
 });
 
+const Transfer = Type.Optional(
+  Type.Boolean({ description: 'The uniqueId is registered to a device already: let the claim take it from its owner, ending its shares' }),
+);
+
 export const ClaimTokenCreateRequest = Type.Object(
-  { uniqueId: Type.Optional(Nullable(UniqueId)), modelCode: ModelCode, modelName: Type.Optional(Nullable(ModelName)) },
+  { uniqueId: Type.Optional(Nullable(UniqueId)), modelCode: ModelCode, modelName: Type.Optional(Nullable(ModelName)), transfer: Transfer },
   { additionalProperties: false },
 );
 
 export const ClaimTokenUpdateRequest = Type.Object(
-  { uniqueId: Type.Optional(Nullable(UniqueId)), modelCode: Type.Optional(ModelCode), modelName: Type.Optional(Nullable(ModelName)) },
+  {
+    uniqueId: Type.Optional(Nullable(UniqueId)),
+    modelCode: Type.Optional(ModelCode),
+    modelName: Type.Optional(Nullable(ModelName)),
+    transfer: Transfer,
+  },
   { additionalProperties: false, minProperties: 1 },
 );
 
