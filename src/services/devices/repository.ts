@@ -1,9 +1,10 @@
 import { sql } from 'kysely';
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
-import type { DeviceSharesTable, DevicesTable, DevicesTables } from './tables.ts';
+import type { DeviceInvitationsTable, DeviceSharesTable, DevicesTable, DevicesTables } from './tables.ts';
 
 export type DeviceRow = Selectable<DevicesTable>;
 export type ShareRow = Selectable<DeviceSharesTable>;
+export type InvitationRow = Selectable<DeviceInvitationsTable>;
 export type ShareFlags = Pick<ShareRow, 'position' | 'events' | 'geofences' | 'notifications' | 'commands'>;
 
 /** A device with the claim token it was claimed with, if any (shown to its owner). */
@@ -189,13 +190,12 @@ export class DeviceRepository {
     return this.db.selectFrom('device_shares').selectAll().where('device_id', '=', deviceId).where('user_id', '=', userId).executeTakeFirst();
   }
 
+  /** Shares of the device, pending ones (invitations) included. */
   async countSharesOf(deviceId: number): Promise<number> {
-    const row = await this.db
-      .selectFrom('device_shares')
-      .select((eb) => eb.fn.countAll<number>().as('count'))
-      .where('device_id', '=', deviceId)
-      .executeTakeFirstOrThrow();
-    return Number(row.count);
+    const count = (table: 'device_shares' | 'device_invitations') =>
+      this.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('count')).where('device_id', '=', deviceId).executeTakeFirstOrThrow();
+    const [shares, invitations] = await Promise.all([count('device_shares'), count('device_invitations')]);
+    return Number(shares.count) + Number(invitations.count);
   }
 
   listShares(deviceId: number): Promise<ShareRow[]> {
@@ -221,8 +221,32 @@ export class DeviceRepository {
     return result.numDeletedRows > 0n;
   }
 
+  /** Ends every share of the device, pending ones included. */
   async deleteSharesOfDevice(deviceId: number): Promise<void> {
     await this.db.deleteFrom('device_shares').where('device_id', '=', deviceId).execute();
+    await this.db.deleteFrom('device_invitations').where('device_id', '=', deviceId).execute();
+  }
+
+  findInvitation(deviceId: number, email: string): Promise<InvitationRow | undefined> {
+    return this.db.selectFrom('device_invitations').selectAll().where('device_id', '=', deviceId).where('email', '=', email).executeTakeFirst();
+  }
+
+  listInvitations(deviceId: number): Promise<InvitationRow[]> {
+    return this.db.selectFrom('device_invitations').selectAll().where('device_id', '=', deviceId).orderBy('email').execute();
+  }
+
+  /** Pending shares to this (lower-case) address, over device_invitations(email). */
+  invitationsTo(email: string): Promise<InvitationRow[]> {
+    return this.db.selectFrom('device_invitations').selectAll().where('email', '=', email).orderBy('device_id').execute();
+  }
+
+  insertInvitation(invitation: Insertable<DeviceInvitationsTable>): Promise<InvitationRow> {
+    return this.db.insertInto('device_invitations').values(invitation).returningAll().executeTakeFirstOrThrow();
+  }
+
+  async deleteInvitation(deviceId: number, email: string): Promise<boolean> {
+    const result = await this.db.deleteFrom('device_invitations').where('device_id', '=', deviceId).where('email', '=', email).executeTakeFirst();
+    return result.numDeletedRows > 0n;
   }
 
   async deleteSharesWithUser(userId: number): Promise<void> {

@@ -88,9 +88,9 @@ export const ShareParams = Type.Object({ id: IdParam, userId: IdParam });
 
 export const ShareSchema = Type.Object({
   deviceId: Type.Integer(),
-  userId: Type.Integer(),
+  userId: Nullable(Type.Integer({ description: 'Null while no account has the address (pending), and in the answer to POST' })),
   email: Type.String(),
-  name: Nullable(Type.String()),
+  name: Nullable(Type.String({ description: "The user's name; null with userId" })),
   permissions: PermissionsSchema,
   sharedBy: Type.Integer(),
   createdAt: IsoTime,
@@ -101,6 +101,8 @@ export const ShareCreateRequest = Type.Object(
   { email: Type.String({ minLength: 3, maxLength: 254, format: 'email' }), permissions: PermissionsInput },
   { additionalProperties: false },
 );
+
+export const ShareWithdrawQuery = Type.Object({ email: Type.String({ minLength: 3, maxLength: 254, format: 'email' }) });
 
 export const ShareUpdateRequest = Type.Object({ permissions: PermissionsInput }, { additionalProperties: false });
 

@@ -15,6 +15,7 @@ import type { DeviceWithToken, StatusChangeRow, VisibleDeviceRow } from './repos
 import type { DevicesStore } from './store.ts';
 import { isUniqueViolation } from './store.ts';
 import type { DevicesTable } from './tables.ts';
+import { acceptInvitations } from './sharing.ts';
 import { ADMINISTRATOR_VIEWPOINT, OWNER_VIEWPOINT, toPermissions, toRecord, toView } from './views.ts';
 import type { Viewpoint } from './views.ts';
 
@@ -92,7 +93,7 @@ export class DeviceService {
     const ids = query.ids && new Set(query.ids);
     const uniqueIds = query.uniqueIds && new Set(query.uniqueIds);
     const views: DeviceView[] = [];
-    for (const row of (await this.visibleTo(subject.id)).values()) {
+    for (const row of (await this.visibleTo(subject)).values()) {
       if ((ids && !ids.has(row.id)) || (uniqueIds && !uniqueIds.has(row.unique_id))) continue;
       views.push(toView(row, visibleViewpoint(row, subject)));
     }
@@ -101,16 +102,21 @@ export class DeviceService {
 
   async get(callerId: number, deviceId: number): Promise<DeviceView> {
     const caller = await resolveCaller(this.users, callerId);
-    const visible = (await this.visibleTo(caller.id)).get(deviceId);
+    const visible = (await this.visibleTo(caller)).get(deviceId);
     if (visible) return toView(visible, visibleViewpoint(visible, caller));
     // Neither owned nor shared: an administrator sees it all the same, anyone else learns 403 or 404.
     const row = await this.requireDevice(deviceId);
     return toView(row, await this.viewpointOf(caller, row));
   }
 
-  /** The user's owned and shared devices, from the cache (see PerUserCache for when it is dropped). */
-  private visibleTo(userId: number): Promise<VisibleDevices> {
+  /**
+   * The user's owned and shared devices, from the cache (see PerUserCache for when it is dropped).
+   * Reading them afresh first accepts the shares made to the user's address before the account existed.
+   */
+  private visibleTo(user: UserAccess): Promise<VisibleDevices> {
+    const userId = user.id;
     return this.caches.lists.get(userId, async () => {
+      await acceptInvitations(this.store, this.bus, user);
       const rows = (await this.store.devices.listVisible(userId)).sort((a, b) => a.id - b.id);
       const devices: VisibleDevices = new Map();
       // Should a device be both owned and shared, it shows as owned.

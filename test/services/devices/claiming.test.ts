@@ -198,6 +198,7 @@ describeEachEngine('claiming devices', (engine) => {
       const stock = await admin.post('/api/devices', { name: 'Stock', uniqueId: id });
       assert.equal(stock.status, 201);
       assert.equal((await admin.post(`/api/devices/${stock.body.id}/shares`, { email: 'rival@example.com', permissions: { position: true } })).status, 201);
+      assert.equal((await admin.post(`/api/devices/${stock.body.id}/shares`, { email: 'stock-pending@example.com', permissions: { position: true } })).status, 201);
       const token = await provision({ uniqueId: id, transfer: true });
       const claimed = await buyer.post('/api/devices/claim', { token: token.token });
       assert.equal(claimed.status, 200);
@@ -206,6 +207,7 @@ describeEachEngine('claiming devices', (engine) => {
       assert.equal(claimed.body.device.isOwner, true);
       assert.equal((await rival.get(`/api/devices/${stock.body.id}`)).status, 403);
       assert.deepEqual((await admin.get(`/api/devices?id=${stock.body.id}`)).body, []);
+      assert.deepEqual((await buyer.get(`/api/devices/${stock.body.id}/shares`)).body, [], 'pending shares end too');
     });
 
     it('refuses claims from readonly accounts', async () => {
