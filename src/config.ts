@@ -93,6 +93,23 @@ export interface Config {
   eventDefaults: Record<string, number | boolean>;
   /** The Prometheus listener (METRICS_PORT, METRICS_HOST); port 0 turns it off. */
   metrics: { port: number; host: string };
+  /** DEVICE_REGISTRATION: `claim-only` lets non-administrators add devices only with a claim token (docs/devices.md). */
+  deviceRegistration: DeviceRegistration;
+  /** Server-wide caps on what one user may hold, bounding the cost of one request and one position; administrators are exempt. */
+  limits: ServerLimits;
+}
+
+export type DeviceRegistration = 'open' | 'claim-only';
+
+export interface ServerLimits {
+  /** MAX_DEVICES_PER_USER: devices one user owns. */
+  devicesPerUser: number;
+  /** MAX_SHARES_PER_DEVICE: users (and pending addresses) one device is shared with. */
+  sharesPerDevice: number;
+  /** MAX_GEOFENCES_PER_USER: geofences one user owns. */
+  geofencesPerUser: number;
+  /** MAX_GEOFENCE_POINTS_PER_USER: points of all of one user's geofence areas together. */
+  geofencePointsPerUser: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -212,6 +229,13 @@ export function loadConfig(env: Env = process.env): Config {
     },
     eventDefaults: read.settings('EVENT_DEFAULTS'),
     metrics: { port: read.int('METRICS_PORT', 9464, 0, 65535), host: read.string('METRICS_HOST', '127.0.0.1') },
+    deviceRegistration: read.oneOf<DeviceRegistration>('DEVICE_REGISTRATION', 'open', ['open', 'claim-only']),
+    limits: {
+      devicesPerUser: read.int('MAX_DEVICES_PER_USER', 5000, 1, 1_000_000),
+      sharesPerDevice: read.int('MAX_SHARES_PER_DEVICE', 100, 1, 100_000),
+      geofencesPerUser: read.int('MAX_GEOFENCES_PER_USER', 1000, 1, 1_000_000),
+      geofencePointsPerUser: read.int('MAX_GEOFENCE_POINTS_PER_USER', 100_000, 1, 100_000_000),
+    },
   };
 }
 

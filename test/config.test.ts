@@ -150,4 +150,18 @@ describe('config', () => {
     assert.ok(variables.size > 40);
     for (const variable of variables) assert.match(example, new RegExp(`^# ${variable}=`, 'm'), variable);
   });
+
+  it('reads the server limits, with defaults an operator can raise', () => {
+    assert.deepEqual(loadConfig({}).limits, { devicesPerUser: 5000, sharesPerDevice: 100, geofencesPerUser: 1000, geofencePointsPerUser: 100_000 });
+    const raised = loadConfig({ MAX_DEVICES_PER_USER: '20000', MAX_SHARES_PER_DEVICE: '7', MAX_GEOFENCES_PER_USER: '5', MAX_GEOFENCE_POINTS_PER_USER: '50' });
+    assert.deepEqual(raised.limits, { devicesPerUser: 20_000, sharesPerDevice: 7, geofencesPerUser: 5, geofencePointsPerUser: 50 });
+    assert.equal(failure({ MAX_DEVICES_PER_USER: '0' }).variable, 'MAX_DEVICES_PER_USER');
+    assert.equal(failure({ MAX_GEOFENCE_POINTS_PER_USER: 'lots' }).variable, 'MAX_GEOFENCE_POINTS_PER_USER');
+  });
+
+  it('reads DEVICE_REGISTRATION: open by default, or claim-only', () => {
+    assert.equal(loadConfig({}).deviceRegistration, 'open');
+    assert.equal(loadConfig({ DEVICE_REGISTRATION: 'Claim-Only' }).deviceRegistration, 'claim-only');
+    assert.equal(failure({ DEVICE_REGISTRATION: 'closed' }).variable, 'DEVICE_REGISTRATION');
+  });
 });

@@ -18,6 +18,7 @@ import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { AppError, ERROR_CODES } from './errors.ts';
 import type { ErrorCode, ErrorDetail } from './errors.ts';
+import { addInputKeywords, tooDeepAt } from './keywords.ts';
 
 export type HttpApp = FastifyInstance<
   RawServerDefault,
@@ -43,6 +44,11 @@ const REQUEST_ID = /^[\w.:-]{1,64}$/;
  * JWKS, the legal documents); and a browser reads a body only as its Content-Type says.
  */
 const PRIVATE_ANSWER_HEADERS = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' } as const;
+/**
+ * No request body nests deeper: ours need a handful of levels, and code that recurses over a value
+ * (JSON.stringify among it) overflows the stack a few thousand levels down.
+ */
+export const MAX_BODY_DEPTH = 32;
 const SECRET_QUERY = /([?&](?:token|access_token|refresh_token|code|state)=)[^&]*/gi;
 
 // ajv-formats ships CommonJS with a default export property.
@@ -50,12 +56,13 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
 /**
  * Bodies are validated strictly (a string field never accepts 123); query strings, params and
- * headers arrive as text, so their numbers and booleans are coerced.
+ * headers arrive as text, so their numbers and booleans are coerced. No number is NaN or Infinity
+ * (`1e309`).
  */
 function validatorCompiler(): FastifySchemaCompiler<unknown> {
-  const shared = { removeAdditional: false, useDefaults: true, allErrors: false, strict: false } as const;
-  const strict = addFormats(new Ajv({ ...shared, coerceTypes: false }));
-  const coercing = addFormats(new Ajv({ ...shared, coerceTypes: 'array' }));
+  const shared = { removeAdditional: false, useDefaults: true, allErrors: false, strict: false, strictNumbers: true } as const;
+  const strict = addInputKeywords(addFormats(new Ajv({ ...shared, coerceTypes: false })));
+  const coercing = addInputKeywords(addFormats(new Ajv({ ...shared, coerceTypes: 'array' })));
   return ({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(schema as object);
 }
 
@@ -92,6 +99,13 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     reply.header(REQUEST_ID_HEADER, request.id);
     reply.headers(PRIVATE_ANSWER_HEADERS);
     done();
+  });
+
+  app.addHook('preValidation', (request, _reply, done) => {
+    const deepPath = isParsedJson(request.body) ? tooDeepAt(request.body, MAX_BODY_DEPTH, '/body') : undefined;
+    if (deepPath === undefined) return done();
+    const message = `nests deeper than ${MAX_BODY_DEPTH} levels`;
+    done(new AppError('VALIDATION_FAILED', `${deepPath} ${message}`, { details: [{ path: deepPath, message }] }));
   });
 
   // While closing, answers still in flight end their keep-alive connection, so close() need not wait for it to idle out.
@@ -155,6 +169,13 @@ function answerClientError(log: FastifyBaseLogger, error: ConnectionError, socke
   log.debug({ err: error }, 'malformed request answered on the socket');
   socket.write(`${head.join('\r\n')}\r\n\r\n${isHead ? '' : body}`);
   socket.destroySoon();
+}
+
+/** A body the JSON parser built, as opposed to a raw Buffer or stream a route parses itself. */
+function isParsedJson(body: unknown): boolean {
+  if (typeof body !== 'object' || body === null) return false;
+  const prototype = Object.getPrototypeOf(body) as unknown;
+  return Array.isArray(body) || prototype === Object.prototype || prototype === null;
 }
 
 interface ClientError {

@@ -61,8 +61,12 @@ export const ERROR_CODES = {
   CLAIM_TOKEN_MISMATCH: [400, 'The claim token belongs to a device with another uniqueId'],
   CLAIM_TOKEN_REVOKED: [409, 'The claim token is revoked'],
   CLAIM_TOKEN_EXISTS: [409, 'Another claim token already names this uniqueId'],
+  DEVICE_ALREADY_OWNED: [409, 'A device with this uniqueId is registered already: its claim would take it from its owner; send transfer: true to allow that'],
+  DEVICE_REGISTRATION_CLAIM_ONLY: [403, 'Devices are added with their claim token on this server: claim the device, or send its token as deviceToken'],
   SHARE_EXISTS: [409, 'The device is already shared with this user'],
   CANNOT_SHARE_WITH_OWNER: [400, 'The owner already has every permission'],
+  // caps that bound what one user may hold (MAX_* settings); details name the limit and the usage
+  LIMIT_REACHED: [409, 'A server limit is reached'],
   // tracking
   INVALID_AREA: [400, 'The geofence area is invalid'],
   RANGE_TOO_LARGE: [400, 'The range holds too many positions; narrow it'],
@@ -79,6 +83,10 @@ export type ErrorCode = keyof typeof ERROR_CODES;
 export interface ErrorDetail {
   path: string;
   message: string;
+  /** For a limit reached: the limit's name, its value and the usage before the request. */
+  limit?: string;
+  max?: number;
+  usage?: number;
 }
 
 /** An error meant for the client: the single error handler turns it into the JSON error body. */
@@ -100,4 +108,9 @@ export class AppError extends Error {
     this.details = options?.details;
     this.headers = options?.headers;
   }
+}
+
+/** 409 LIMIT_REACHED: `usage` (before the request) plus what the request adds would pass `max`. */
+export function limitReached(limit: string, max: number, usage: number, message: string, path = '/body'): AppError {
+  return new AppError('LIMIT_REACHED', message, { details: [{ path, message, limit, max, usage }] });
 }

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import type { Static } from 'typebox';
+import { IdParam } from '../../platform/http/schemas.ts';
 import type { SubscriptionCheck } from './entitlement.ts';
 import type { SubscriptionRow } from './repository.ts';
 import type { WebhookResult } from './service.ts';
@@ -53,7 +54,7 @@ export const WebhookResponse = Type.Object({
   reason: Type.Optional(Type.String()),
 });
 
-export const UserIdParams = Type.Object({ user_id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
+export const UserIdParams = Type.Object({ user_id: IdParam });
 
 export const ByProviderParams = Type.Object({
   provider: ProviderName,

@@ -44,8 +44,8 @@ export async function createDevicesModule(ctx: ModuleContext, deps: DevicesDeps)
   const store = new DevicesStore(database.db as Kysely<DevicesTables>);
   // Every instance follows the changes through the bus; several instances on one database need REDIS_URL.
   const caches = new DeviceCaches(bus);
-  const devices = new DeviceService(store, users, bus, caches, ctx.outbox);
-  const sharing = new SharingService(store, users, bus);
+  const devices = new DeviceService(store, users, bus, caches, ctx.outbox, { registration: config.deviceRegistration, devicesPerUser: config.limits.devicesPerUser });
+  const sharing = new SharingService(store, users, bus, config.limits);
   const claimTokens = new ClaimTokenService(store, bus);
   const access = new DeviceAccessResolver(store.devices, users, caches.grants);
 

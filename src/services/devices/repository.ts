@@ -1,10 +1,11 @@
 import { sql } from 'kysely';
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
 import type { FactRecorder } from '../../platform/outbox/outbox.ts';
-import type { DeviceSharesTable, DevicesTable, DevicesTables } from './tables.ts';
+import type { DeviceInvitationsTable, DeviceSharesTable, DevicesTable, DevicesTables } from './tables.ts';
 
 export type DeviceRow = Selectable<DevicesTable>;
 export type ShareRow = Selectable<DeviceSharesTable>;
+export type InvitationRow = Selectable<DeviceInvitationsTable>;
 export type ShareFlags = Pick<ShareRow, 'position' | 'events' | 'geofences' | 'notifications' | 'commands'>;
 
 /** A device with the claim token it was claimed with, if any (shown to its owner). */
@@ -32,6 +33,8 @@ export interface StatusChangeRow {
   position_id?: number | null;
 }
 
+/** Values per IN list, well under both engines' bound-parameter limits. */
+const UNIQUE_ID_CHUNK = 500;
 // 7 bound parameters per row: 2 000 rows stay below SQLite's 32 766 (and PostgreSQL's 65 535).
 const STATUS_CHUNK = 2_000;
 
@@ -56,6 +59,16 @@ export class DeviceRepository {
 
   findByUniqueId(uniqueId: string): Promise<DeviceRow | undefined> {
     return this.db.selectFrom('devices').selectAll().where('unique_id', '=', uniqueId).executeTakeFirst();
+  }
+
+  /** Which of these uniqueIds a device has. */
+  async existingUniqueIds(uniqueIds: readonly string[]): Promise<string[]> {
+    const found: string[] = [];
+    for (let start = 0; start < uniqueIds.length; start += UNIQUE_ID_CHUNK) {
+      const rows = await this.db.selectFrom('devices').select('unique_id').where('unique_id', 'in', uniqueIds.slice(start, start + UNIQUE_ID_CHUNK)).execute();
+      found.push(...rows.map((row) => row.unique_id));
+    }
+    return found;
   }
 
   async exists(id: number): Promise<boolean> {
@@ -167,6 +180,11 @@ export class DeviceRepository {
     return true;
   }
 
+  async countOwnedBy(ownerId: number): Promise<number> {
+    const row = await this.db.selectFrom('devices').select((eb) => eb.fn.countAll<number>().as('count')).where('owner_id', '=', ownerId).executeTakeFirstOrThrow();
+    return Number(row.count);
+  }
+
   async idsOwnedBy(ownerId: number): Promise<number[]> {
     const rows = await this.db.selectFrom('devices').select('id').where('owner_id', '=', ownerId).orderBy('id').execute();
     return rows.map((row) => row.id);
@@ -174,6 +192,14 @@ export class DeviceRepository {
 
   findShare(deviceId: number, userId: number): Promise<ShareRow | undefined> {
     return this.db.selectFrom('device_shares').selectAll().where('device_id', '=', deviceId).where('user_id', '=', userId).executeTakeFirst();
+  }
+
+  /** Shares of the device, pending ones (invitations) included. */
+  async countSharesOf(deviceId: number): Promise<number> {
+    const count = (table: 'device_shares' | 'device_invitations') =>
+      this.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('count')).where('device_id', '=', deviceId).executeTakeFirstOrThrow();
+    const [shares, invitations] = await Promise.all([count('device_shares'), count('device_invitations')]);
+    return Number(shares.count) + Number(invitations.count);
   }
 
   listShares(deviceId: number): Promise<ShareRow[]> {
@@ -199,8 +225,32 @@ export class DeviceRepository {
     return result.numDeletedRows > 0n;
   }
 
+  /** Ends every share of the device, pending ones included. */
   async deleteSharesOfDevice(deviceId: number): Promise<void> {
     await this.db.deleteFrom('device_shares').where('device_id', '=', deviceId).execute();
+    await this.db.deleteFrom('device_invitations').where('device_id', '=', deviceId).execute();
+  }
+
+  findInvitation(deviceId: number, email: string): Promise<InvitationRow | undefined> {
+    return this.db.selectFrom('device_invitations').selectAll().where('device_id', '=', deviceId).where('email', '=', email).executeTakeFirst();
+  }
+
+  listInvitations(deviceId: number): Promise<InvitationRow[]> {
+    return this.db.selectFrom('device_invitations').selectAll().where('device_id', '=', deviceId).orderBy('email').execute();
+  }
+
+  /** Pending shares to this (lower-case) address, over device_invitations(email). */
+  invitationsTo(email: string): Promise<InvitationRow[]> {
+    return this.db.selectFrom('device_invitations').selectAll().where('email', '=', email).orderBy('device_id').execute();
+  }
+
+  insertInvitation(invitation: Insertable<DeviceInvitationsTable>): Promise<InvitationRow> {
+    return this.db.insertInto('device_invitations').values(invitation).returningAll().executeTakeFirstOrThrow();
+  }
+
+  async deleteInvitation(deviceId: number, email: string): Promise<boolean> {
+    const result = await this.db.deleteFrom('device_invitations').where('device_id', '=', deviceId).where('email', '=', email).executeTakeFirst();
+    return result.numDeletedRows > 0n;
   }
 
   async deleteSharesWithUser(userId: number): Promise<void> {

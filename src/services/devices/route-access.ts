@@ -15,6 +15,7 @@ export const devicesRouteAccess = {
   'GET /api/devices/:id/shares': 'user',
   'PUT /api/devices/:id/shares/:userId': 'user',
   'DELETE /api/devices/:id/shares/:userId': 'user',
+  'DELETE /api/devices/:id/shares': 'user',
 
   'POST /api/devices/claim-tokens': 'admin',
   'GET /api/devices/claim-tokens': 'admin',

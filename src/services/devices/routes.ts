@@ -17,6 +17,7 @@ import {
   ShareParams,
   ShareSchema,
   ShareUpdateRequest,
+  ShareWithdrawQuery,
   TokenValidateRequest,
   TokenValidateResponse,
 } from './schemas.ts';
@@ -67,7 +68,7 @@ export function registerDeviceRoutes(app: HttpApp, deps: DeviceRouteDeps): void 
       schema: {
         tags: TAGS,
         summary: 'Create a device (with deviceToken: claimed with that token)',
-        description: '409 DEVICE_EXISTS; 400 CLAIM_TOKEN_REQUIRED when the uniqueId has a claim token and none was sent (administrators exempt); with deviceToken: 404 CLAIM_TOKEN_NOT_FOUND, 400 DEVICE_NOT_CONFIGURED, 400 CLAIM_TOKEN_MISMATCH, 409 CLAIM_TOKEN_ALREADY_CLAIMED; 403 FORBIDDEN for read-only accounts.',
+        description: '409 DEVICE_EXISTS; 400 CLAIM_TOKEN_REQUIRED when the uniqueId has a claim token and none was sent (administrators exempt); with deviceToken: 404 CLAIM_TOKEN_NOT_FOUND, 400 DEVICE_NOT_CONFIGURED, 400 CLAIM_TOKEN_MISMATCH, 409 CLAIM_TOKEN_ALREADY_CLAIMED; 403 DEVICE_REGISTRATION_CLAIM_ONLY without deviceToken when DEVICE_REGISTRATION=claim-only (administrators exempt); 409 LIMIT_REACHED past MAX_DEVICES_PER_USER; 403 FORBIDDEN for read-only accounts.',
         body: DeviceCreateRequest,
         response: { 201: DeviceSchema, ...errorResponses(400, 401, 403, 404, 409) },
       },
@@ -105,7 +106,7 @@ export function registerDeviceRoutes(app: HttpApp, deps: DeviceRouteDeps): void 
       schema: {
         tags: TAGS,
         summary: 'Claim a device with its claim token',
-        description: '400 CLAIM_TOKEN_REQUIRED; 404 CLAIM_TOKEN_NOT_FOUND (unknown or revoked); 400 DEVICE_NOT_CONFIGURED; 409 CLAIM_TOKEN_ALREADY_CLAIMED; 200 alreadyClaimed: true for the same user; 403 FORBIDDEN for read-only accounts.',
+        description: '400 CLAIM_TOKEN_REQUIRED; 404 CLAIM_TOKEN_NOT_FOUND (unknown or revoked); 400 DEVICE_NOT_CONFIGURED; 409 CLAIM_TOKEN_ALREADY_CLAIMED; 200 alreadyClaimed: true for the same user; 409 LIMIT_REACHED past MAX_DEVICES_PER_USER; 403 FORBIDDEN for read-only accounts.',
         body: DeviceClaimRequest,
         response: { 200: DeviceClaimResponse, ...errorResponses(400, 401, 403, 404, 409) },
       },
@@ -166,7 +167,8 @@ export function registerDeviceRoutes(app: HttpApp, deps: DeviceRouteDeps): void 
       schema: {
         tags: TAGS,
         summary: 'Share a device with a user by e-mail (owner or administrator)',
-        description: 'Permissions left out are false. 404 NOT_FOUND (device or e-mail); 400 CANNOT_SHARE_WITH_OWNER; 409 SHARE_EXISTS; 403 FORBIDDEN.',
+        description:
+          'Permissions left out are false. The answer is the same whether or not an account has the address (userId and name null): a share to an address without an account stays pending until an account with it lists its devices. 404 NOT_FOUND (device); 400 CANNOT_SHARE_WITH_OWNER; 409 SHARE_EXISTS; 409 LIMIT_REACHED past MAX_SHARES_PER_DEVICE; 403 FORBIDDEN.',
         params: DeviceParams,
         body: ShareCreateRequest,
         response: { 201: ShareSchema, ...errorResponses(400, 401, 403, 404, 409) },
@@ -183,13 +185,31 @@ export function registerDeviceRoutes(app: HttpApp, deps: DeviceRouteDeps): void 
     {
       schema: {
         tags: TAGS,
-        summary: 'Users a device is shared with (owner or administrator)',
+        summary: 'Users a device is shared with, then pending shares (userId null) (owner or administrator)',
         description: '404 NOT_FOUND; 403 FORBIDDEN.',
         params: DeviceParams,
         response: { 200: Type.Array(ShareSchema), ...errorResponses(400, 401, 403, 404) },
       },
     },
     async (request) => sharing.list(requireIdentity(request).userId, request.params.id),
+  );
+
+  app.delete(
+    '/api/devices/:id/shares',
+    {
+      schema: {
+        tags: TAGS,
+        summary: 'Withdraw a pending share by its address (owner or administrator)',
+        description: '404 NOT_FOUND (device, or no pending share with this address: an active share ends by DELETE /{id}/shares/{userId}); 403 FORBIDDEN.',
+        params: DeviceParams,
+        querystring: ShareWithdrawQuery,
+        response: { 204: Type.Null(), ...errorResponses(400, 401, 403, 404) },
+      },
+    },
+    async (request, reply) => {
+      await sharing.withdraw(requireIdentity(request).userId, request.params.id, request.query.email);
+      return reply.code(204).send(null);
+    },
   );
 
   app.put(

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { AttributesInput, DecimalInteger, IdParam } from '../../platform/http/schemas.ts';
 
 /** Request and response schemas of the device routes (validation, serialisation and /openapi.json). */
 
@@ -11,10 +12,6 @@ const Identifier = (maxLength: number) => Type.String({ minLength: 1, maxLength,
 
 const Id = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
 const IsoTime = Type.String({ format: 'date-time' });
-const Attributes = Type.Record(Type.String({ maxLength: 128 }), Type.Unknown(), {
-  maxProperties: 100,
-  description: 'Free-form settings (at most 100 keys, 16 KiB as JSON)',
-});
 
 export const UniqueId = Identifier(128);
 /** Claim tokens are typed by people: case, dashes and spaces are ignored, so allow a little slack. */
@@ -62,7 +59,7 @@ const OptionalFields = {
   contact: Type.Optional(Nullable(Text(512))),
   category: Type.Optional(Nullable(Text(64))),
   groupId: Type.Optional(Nullable(Id)),
-  attributes: Type.Optional(Attributes),
+  attributes: Type.Optional(AttributesInput()),
 };
 
 export const DeviceCreateRequest = Type.Object(
@@ -81,19 +78,19 @@ export const DeviceUpdateRequest = Type.Object(
 );
 
 export const DeviceListQuery = Type.Object({
-  userId: Type.Optional(Id),
+  userId: Type.Optional(IdParam),
   uniqueId: Type.Optional(Type.Array(UniqueId, { maxItems: 100 })),
-  id: Type.Optional(Type.Array(Id, { maxItems: 100 })),
+  id: Type.Optional(Type.Array(IdParam, { maxItems: 100 })),
 });
 
-export const DeviceParams = Type.Object({ id: Id });
-export const ShareParams = Type.Object({ id: Id, userId: Id });
+export const DeviceParams = Type.Object({ id: IdParam });
+export const ShareParams = Type.Object({ id: IdParam, userId: IdParam });
 
 export const ShareSchema = Type.Object({
   deviceId: Type.Integer(),
-  userId: Type.Integer(),
+  userId: Nullable(Type.Integer({ description: 'Null while no account has the address (pending), and in the answer to POST' })),
   email: Type.String(),
-  name: Nullable(Type.String()),
+  name: Nullable(Type.String({ description: "The user's name; null with userId" })),
   permissions: PermissionsSchema,
   sharedBy: Type.Integer(),
   createdAt: IsoTime,
@@ -104,6 +101,8 @@ export const ShareCreateRequest = Type.Object(
   { email: Type.String({ minLength: 3, maxLength: 254, format: 'email' }), permissions: PermissionsInput },
   { additionalProperties: false },
 );
+
+export const ShareWithdrawQuery = Type.Object({ email: Type.String({ minLength: 3, maxLength: 254, format: 'email' }) });
 
 export const ShareUpdateRequest = Type.Object({ permissions: PermissionsInput }, { additionalProperties: false });
 
@@ -141,13 +140,22 @@ export const ClaimTokenSchema = Type.Object({
   createdAt: IsoTime,
 });
 
+const Transfer = Type.Optional(
+  Type.Boolean({ description: 'The uniqueId is registered to a device already: let the claim take it from its owner, ending its shares' }),
+);
+
 export const ClaimTokenCreateRequest = Type.Object(
-  { uniqueId: Type.Optional(Nullable(UniqueId)), modelCode: ModelCode, modelName: Type.Optional(Nullable(ModelName)) },
+  { uniqueId: Type.Optional(Nullable(UniqueId)), modelCode: ModelCode, modelName: Type.Optional(Nullable(ModelName)), transfer: Transfer },
   { additionalProperties: false },
 );
 
 export const ClaimTokenUpdateRequest = Type.Object(
-  { uniqueId: Type.Optional(Nullable(UniqueId)), modelCode: Type.Optional(ModelCode), modelName: Type.Optional(Nullable(ModelName)) },
+  {
+    uniqueId: Type.Optional(Nullable(UniqueId)),
+    modelCode: Type.Optional(ModelCode),
+    modelName: Type.Optional(Nullable(ModelName)),
+    transfer: Transfer,
+  },
   { additionalProperties: false, minProperties: 1 },
 );
 
@@ -156,7 +164,7 @@ export const ClaimTokenParams = Type.Object({ token: ClaimTokenInput });
 export const ClaimTokenListQuery = Type.Object({
   status: Type.Optional(ClaimTokenStatus),
   uniqueId: Type.Optional(UniqueId),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),
-  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),
+  limit: Type.Optional(DecimalInteger({ minimum: 1, maximum: 1000 }, { default: 100 })),
+  offset: Type.Optional(DecimalInteger({ minimum: 0, maximum: 1_000_000_000 }, { default: 0 })),
 });
 

@@ -1,7 +1,8 @@
 import type { Insertable, Updateable } from 'kysely';
 import type { EventBus } from '../../platform/bus.ts';
+import type { DeviceRegistration } from '../../config.ts';
 import type { FactRecorder } from '../../platform/outbox/outbox.ts';
-import { AppError } from '../../platform/http/errors.ts';
+import { AppError, limitReached } from '../../platform/http/errors.ts';
 import type { UserAccess, UserDirectory } from '../auth/users/directory.ts';
 import { ALL_PERMISSIONS } from './access.ts';
 import type { DeviceAccess, DeviceRecord, DeviceStatusChange, DeviceStatusUpdate, DeviceView } from './access.ts';
@@ -15,13 +16,18 @@ import type { DeviceWithToken, StatusChangeRow, VisibleDeviceRow } from './repos
 import type { DevicesStore } from './store.ts';
 import { isUniqueViolation } from './store.ts';
 import type { DevicesTable } from './tables.ts';
+import { acceptInvitations } from './sharing.ts';
 import { ADMINISTRATOR_VIEWPOINT, OWNER_VIEWPOINT, toPermissions, toRecord, toView } from './views.ts';
 import type { Viewpoint } from './views.ts';
 
-/** Serialised attributes beyond this are refused: they travel with every device in lists and live updates. */
-export const MAX_ATTRIBUTES_BYTES = 16_384;
 /** Concurrent claims of one token settle within a retry or two; more means something keeps changing it. */
 const CLAIM_ATTEMPTS = 3;
+
+/** How the operator lets users add devices (config: DEVICE_REGISTRATION, MAX_DEVICES_PER_USER). */
+export interface DevicePolicy {
+  registration: DeviceRegistration;
+  devicesPerUser: number;
+}
 
 export interface DeviceInput {
   name: string;
@@ -65,13 +71,15 @@ export class DeviceService {
   private readonly bus: EventBus;
   private readonly caches: DeviceCaches;
   private readonly facts: FactRecorder;
+  private readonly policy: DevicePolicy;
 
-  constructor(store: DevicesStore, users: UserDirectory, bus: EventBus, caches: DeviceCaches, facts: FactRecorder) {
+  constructor(store: DevicesStore, users: UserDirectory, bus: EventBus, caches: DeviceCaches, facts: FactRecorder, policy: DevicePolicy) {
     this.store = store;
     this.users = users;
     this.bus = bus;
     this.caches = caches;
     this.facts = facts;
+    this.policy = policy;
   }
 
   /** Owned and shared devices of the caller, or (administrators only) of `userId`, as that user sees them. */
@@ -88,7 +96,7 @@ export class DeviceService {
     const ids = query.ids && new Set(query.ids);
     const uniqueIds = query.uniqueIds && new Set(query.uniqueIds);
     const views: DeviceView[] = [];
-    for (const row of (await this.visibleTo(subject.id)).values()) {
+    for (const row of (await this.visibleTo(subject)).values()) {
       if ((ids && !ids.has(row.id)) || (uniqueIds && !uniqueIds.has(row.unique_id))) continue;
       views.push(toView(row, visibleViewpoint(row, subject)));
     }
@@ -97,16 +105,21 @@ export class DeviceService {
 
   async get(callerId: number, deviceId: number): Promise<DeviceView> {
     const caller = await resolveCaller(this.users, callerId);
-    const visible = (await this.visibleTo(caller.id)).get(deviceId);
+    const visible = (await this.visibleTo(caller)).get(deviceId);
     if (visible) return toView(visible, visibleViewpoint(visible, caller));
     // Neither owned nor shared: an administrator sees it all the same, anyone else learns 403 or 404.
     const row = await this.requireDevice(deviceId);
     return toView(row, await this.viewpointOf(caller, row));
   }
 
-  /** The user's owned and shared devices, from the cache (see PerUserCache for when it is dropped). */
-  private visibleTo(userId: number): Promise<VisibleDevices> {
+  /**
+   * The user's owned and shared devices, from the cache (see PerUserCache for when it is dropped).
+   * Reading them afresh first accepts the shares made to the user's address before the account existed.
+   */
+  private visibleTo(user: UserAccess): Promise<VisibleDevices> {
+    const userId = user.id;
     return this.caches.lists.get(userId, async () => {
+      await acceptInvitations(this.store, this.bus, user);
       const rows = (await this.store.devices.listVisible(userId)).sort((a, b) => a.id - b.id);
       const devices: VisibleDevices = new Map();
       // Should a device be both owned and shared, it shows as owned.
@@ -118,6 +131,11 @@ export class DeviceService {
   async create(callerId: number, input: DeviceInput): Promise<DeviceView> {
     const caller = await resolveCaller(this.users, callerId);
     assertMayChangeDevices(caller);
+    // Anyone could otherwise register a tracker's IMEI first and receive its positions.
+    if (this.policy.registration === 'claim-only' && input.deviceToken === undefined && !caller.administrator) {
+      throw new AppError('DEVICE_REGISTRATION_CLAIM_ONLY');
+    }
+    await this.assertMayOwnAnother(caller);
     const now = Date.now();
     const values = {
       name: input.name,
@@ -129,7 +147,7 @@ export class DeviceService {
       category: input.category ?? null,
       disabled: 0,
       group_id: input.groupId ?? null,
-      attributes: serialiseAttributes(input.attributes ?? {}),
+      attributes: JSON.stringify(input.attributes ?? {}),
       owner_id: caller.id,
       created_at: now,
       updated_at: now,
@@ -188,7 +206,7 @@ export class DeviceService {
     if (changes.category !== undefined) update.category = changes.category;
     if (changes.groupId !== undefined) update.group_id = changes.groupId;
     if (changes.disabled !== undefined) update.disabled = changes.disabled ? 1 : 0;
-    if (changes.attributes !== undefined) update.attributes = serialiseAttributes(changes.attributes);
+    if (changes.attributes !== undefined) update.attributes = JSON.stringify(changes.attributes);
     await this.store.devices.update(deviceId, update);
     await announceAccessChange(this.bus, { deviceIds: [deviceId] });
     const updated = await this.requireDevice(deviceId);
@@ -221,6 +239,7 @@ export class DeviceService {
         return { success: true, alreadyClaimed: true, ...(await this.ownedView(claim.device_id, caller.id)) };
       }
       if (claim.unique_id === null) throw new AppError('DEVICE_NOT_CONFIGURED');
+      await this.assertMayOwnAnother(caller);
       const deviceId = await this.claimOnce(token, claim.unique_id, claim, caller.id);
       if (deviceId === undefined) continue;
       // A device taken over leaves its former owner and its sharees.
@@ -264,6 +283,14 @@ export class DeviceService {
       if (isUniqueViolation(error)) return undefined;
       throw error;
     }
+  }
+
+  /** 409 LIMIT_REACHED when the user owns MAX_DEVICES_PER_USER devices already (administrators are exempt). */
+  private async assertMayOwnAnother(user: UserAccess): Promise<void> {
+    if (user.administrator) return;
+    const owned = await this.store.devices.countOwnedBy(user.id);
+    const max = this.policy.devicesPerUser;
+    if (owned >= max) throw limitReached('devices', max, owned, `A user may own at most ${max} devices (MAX_DEVICES_PER_USER)`);
   }
 
   private async ownedView(deviceId: number | null, userId: number): Promise<{ device?: DeviceView }> {
@@ -370,14 +397,4 @@ function assertOwnerOrAdministrator(caller: UserAccess, row: DeviceWithToken): v
 
 function claimConflict(claim: ClaimTokenRow, userId: number): AppError {
   return claim.claimed_by === userId ? new AppError('DEVICE_EXISTS') : new AppError('CLAIM_TOKEN_ALREADY_CLAIMED');
-}
-
-function serialiseAttributes(attributes: Record<string, unknown>): string {
-  const text = JSON.stringify(attributes);
-  if (Buffer.byteLength(text) > MAX_ATTRIBUTES_BYTES) {
-    throw new AppError('VALIDATION_FAILED', `/body/attributes must serialise to at most ${MAX_ATTRIBUTES_BYTES} bytes`, {
-      details: [{ path: '/body/attributes', message: `must serialise to at most ${MAX_ATTRIBUTES_BYTES} bytes` }],
-    });
-  }
-  return text;
 }

@@ -1,19 +1,22 @@
 import type { EventBus } from '../../platform/bus.ts';
-import { AppError } from '../../platform/http/errors.ts';
+import type { ServerLimits } from '../../config.ts';
+import { AppError, limitReached } from '../../platform/http/errors.ts';
 import type { UserAccess, UserDirectory } from '../auth/users/directory.ts';
 import { NO_PERMISSIONS } from './access.ts';
 import type { DevicePermissions } from './access.ts';
 import { announceAccessChange } from './caches.ts';
 import { assertMayChangeDevices, resolveCaller } from './callers.ts';
-import type { DeviceRow, ShareRow } from './repository.ts';
+import type { DeviceRow, InvitationRow, ShareRow } from './repository.ts';
 import type { DevicesStore } from './store.ts';
 import { isUniqueViolation } from './store.ts';
 import { isoOrNull, toFlags, toPermissions } from './views.ts';
 
 export interface ShareView {
   deviceId: number;
-  userId: number;
+  /** Null while no account has the address (a pending share), and in the answer to a new share. */
+  userId: number | null;
   email: string;
+  /** Null with userId. */
   name: string | null;
   permissions: DevicePermissions;
   sharedBy: number;
@@ -26,47 +29,56 @@ export interface NewShare {
   permissions: Partial<DevicePermissions>;
 }
 
-/** Sharing a device with other users, each with their own permission flags. A share changes only what its user sees. */
+/**
+ * Sharing a device with other users, each with their own permission flags. A share changes only
+ * what its user sees. A share to an address no account has is kept pending and becomes a share
+ * when an account with that address looks at its devices (acceptInvitations); the answer to a new
+ * share is the same either way, so sharing never tells whether an address has an account.
+ */
 export class SharingService {
   private readonly store: DevicesStore;
   private readonly users: UserDirectory;
   private readonly bus: EventBus;
+  private readonly limits: Pick<ServerLimits, 'sharesPerDevice'>;
 
-  constructor(store: DevicesStore, users: UserDirectory, bus: EventBus) {
+  constructor(store: DevicesStore, users: UserDirectory, bus: EventBus, limits: Pick<ServerLimits, 'sharesPerDevice'>) {
     this.store = store;
     this.users = users;
     this.bus = bus;
+    this.limits = limits;
   }
 
   async share(callerId: number, deviceId: number, input: NewShare): Promise<ShareView> {
     const caller = await resolveCaller(this.users, callerId);
     const device = await this.managedDevice(caller, deviceId);
-    const target = await this.users.findByEmail(input.email);
-    if (!target) throw new AppError('NOT_FOUND', 'No user has this e-mail address');
-    if (target.id === device.owner_id) throw new AppError('CANNOT_SHARE_WITH_OWNER');
-    if (await this.store.devices.findShare(deviceId, target.id)) throw new AppError('SHARE_EXISTS');
+    if (!caller.administrator) await this.assertMayShareAgain(deviceId);
+    const email = input.email.trim().toLowerCase();
+    if ((await this.users.get(device.owner_id))?.email.toLowerCase() === email) throw new AppError('CANNOT_SHARE_WITH_OWNER');
     const now = Date.now();
+    const grant = { ...toFlags({ ...NO_PERMISSIONS, ...input.permissions }), shared_by: caller.id, created_at: now, updated_at: now };
+    const target = await this.users.findByEmail(email);
     try {
-      const row = await this.store.devices.insertShare({
-        device_id: deviceId,
-        user_id: target.id,
-        ...toFlags({ ...NO_PERMISSIONS, ...input.permissions }),
-        shared_by: caller.id,
-        created_at: now,
-        updated_at: now,
-      });
-      await announceAccessChange(this.bus, { userIds: [target.id] });
-      return toShareView(row, target);
+      if (target) {
+        if (await this.store.devices.findShare(deviceId, target.id)) throw new AppError('SHARE_EXISTS');
+        await this.store.devices.insertShare({ device_id: deviceId, user_id: target.id, ...grant });
+        await announceAccessChange(this.bus, { userIds: [target.id] });
+      } else {
+        if (await this.store.devices.findInvitation(deviceId, email)) throw new AppError('SHARE_EXISTS');
+        await this.store.devices.insertInvitation({ device_id: deviceId, email, ...grant });
+      }
     } catch (error) {
       if (isUniqueViolation(error)) throw new AppError('SHARE_EXISTS');
       throw error;
     }
+    // Who the address belongs to, if anyone, shows in GET /{id}/shares once the share is active.
+    return toPendingView({ device_id: deviceId, email, ...grant });
   }
 
+  /** Active shares by user id, then pending ones by address. */
   async list(callerId: number, deviceId: number): Promise<ShareView[]> {
     const caller = await resolveCaller(this.users, callerId);
     await this.ownedDevice(caller, deviceId);
-    const rows = await this.store.devices.listShares(deviceId);
+    const [rows, invitations] = await Promise.all([this.store.devices.listShares(deviceId), this.store.devices.listInvitations(deviceId)]);
     const users = await Promise.all(rows.map((row) => this.users.get(row.user_id)));
     const views: ShareView[] = [];
     rows.forEach((row, index) => {
@@ -74,7 +86,16 @@ export class SharingService {
       // A user deleted a moment ago is dropped here; the user-deleted event removes the row.
       if (user) views.push(toShareView(row, user));
     });
-    return views;
+    return [...views, ...invitations.map(toPendingView)];
+  }
+
+  /** Withdraws a pending share (one whose address no account had yet); an active one ends by user id. */
+  async withdraw(callerId: number, deviceId: number, email: string): Promise<void> {
+    const caller = await resolveCaller(this.users, callerId);
+    await this.managedDevice(caller, deviceId);
+    if (!(await this.store.devices.deleteInvitation(deviceId, email.trim().toLowerCase()))) {
+      throw new AppError('NOT_FOUND', 'No pending share of this device has this address');
+    }
   }
 
   /** Changes only the permissions named; the others keep their value. */
@@ -101,6 +122,13 @@ export class SharingService {
     }
     await this.managedDevice(caller, deviceId);
     if (!(await this.deleteShare(deviceId, userId))) throw new AppError('NOT_FOUND', 'The device is not shared with this user');
+  }
+
+  /** 409 LIMIT_REACHED when the device is shared MAX_SHARES_PER_DEVICE times already: each share adds to every position's fan-out. */
+  private async assertMayShareAgain(deviceId: number): Promise<void> {
+    const shares = await this.store.devices.countSharesOf(deviceId);
+    const max = this.limits.sharesPerDevice;
+    if (shares >= max) throw limitReached('sharesPerDevice', max, shares, `A device may be shared with at most ${max} users (MAX_SHARES_PER_DEVICE)`);
   }
 
   private async deleteShare(deviceId: number, userId: number): Promise<boolean> {
@@ -136,6 +164,43 @@ export class SharingService {
     if (!share) throw new AppError('NOT_FOUND', 'The device is not shared with this user');
     return share;
   }
+}
+
+/**
+ * Turns the pending shares to the user's address into shares (one transaction), so that a person
+ * invited before they had an account finds the devices on their first look.
+ */
+export async function acceptInvitations(store: DevicesStore, bus: EventBus, user: UserAccess): Promise<void> {
+  const email = user.email.toLowerCase();
+  if ((await store.devices.invitationsTo(email)).length === 0) return;
+  const deviceIds = await store.transaction(async (repositories) => {
+    const accepted: number[] = [];
+    for (const invitation of await repositories.devices.invitationsTo(email)) {
+      // Zero rows: a concurrent look by the same user accepted it first.
+      if (!(await repositories.devices.deleteInvitation(invitation.device_id, email))) continue;
+      const device = await repositories.devices.findById(invitation.device_id);
+      if (!device || device.owner_id === user.id || (await repositories.devices.findShare(device.id, user.id))) continue;
+      const { email: _address, ...grant } = invitation;
+      await repositories.devices.insertShare({ ...grant, user_id: user.id });
+      accepted.push(device.id);
+    }
+    return accepted;
+  });
+  if (deviceIds.length > 0) await announceAccessChange(bus, { userIds: [user.id], deviceIds });
+}
+
+/** A share as its answer shows it before an account is named: the new share, or a pending one. */
+function toPendingView(row: InvitationRow): ShareView {
+  return {
+    deviceId: row.device_id,
+    userId: null,
+    email: row.email,
+    name: null,
+    permissions: toPermissions(row),
+    sharedBy: row.shared_by,
+    createdAt: isoOrNull(row.created_at) as string,
+    updatedAt: isoOrNull(row.updated_at) as string,
+  };
 }
 
 function toShareView(row: ShareRow, user: UserAccess): ShareView {

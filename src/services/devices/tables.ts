@@ -4,6 +4,7 @@ import type { Generated } from 'kysely';
 export interface DevicesTables {
   devices: DevicesTable;
   device_shares: DeviceSharesTable;
+  device_invitations: DeviceInvitationsTable;
   claim_tokens: ClaimTokensTable;
 }
 
@@ -35,6 +36,23 @@ export interface DevicesTable {
 export interface DeviceSharesTable {
   device_id: number;
   user_id: number;
+  position: number;
+  events: number;
+  geofences: number;
+  notifications: number;
+  commands: number;
+  shared_by: number;
+  created_at: number;
+  updated_at: number;
+}
+
+/**
+ * A share made to an e-mail address no account had at the time (lower case): it grants nothing
+ * until an account with that address looks at its devices, which turns it into a device_shares row.
+ */
+export interface DeviceInvitationsTable {
+  device_id: number;
+  email: string;
   position: number;
   events: number;
   geofences: number;

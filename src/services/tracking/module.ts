@@ -57,7 +57,7 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
   const store = new TrackingStore(database.db as Kysely<TrackingTables>, database.engine);
   const positions = new PositionService(store, devices, users, log);
   const events = new EventService(store, devices);
-  const geofences = new GeofenceService(store, devices, users, bus);
+  const geofences = new GeofenceService(store, devices, users, bus, config.limits);
   const live = new LiveHub({ bus, devices, positions, log }, deps.live);
 
   const geofenceLimits = new GeofenceLimits({

@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { AttributesInput, IdParam } from '../../platform/http/schemas.ts';
 import { EVENT_TYPES } from './events/types.ts';
 import { MAX_AREA_TEXT_LENGTH } from './geo/index.ts';
 
@@ -31,13 +32,13 @@ export const PositionSchema = Type.Object({
 });
 
 export const PositionQuery = Type.Object({
-  deviceId: Type.Optional(Id),
-  id: Type.Optional(Type.Array(Id, { maxItems: 100, description: 'Repeatable: positions by id' })),
+  deviceId: Type.Optional(IdParam),
+  id: Type.Optional(Type.Array(IdParam, { maxItems: 100, description: 'Repeatable: positions by id' })),
   from: Type.Optional(QueryTime),
   to: Type.Optional(QueryTime),
 });
 
-export const PositionDeleteQuery = Type.Object({ deviceId: Id, from: QueryTime, to: QueryTime });
+export const PositionDeleteQuery = Type.Object({ deviceId: IdParam, from: QueryTime, to: QueryTime });
 
 export const EventTypeSchema = Type.Union(EVENT_TYPES.map((type) => Type.Literal(type)));
 
@@ -53,22 +54,18 @@ export const EventSchema = Type.Object({
 });
 
 export const EventQuery = Type.Object({
-  deviceId: Type.Optional(Id),
+  deviceId: Type.Optional(IdParam),
   from: Type.Optional(QueryTime),
   to: Type.Optional(QueryTime),
   type: Type.Optional(Type.Array(EventTypeSchema, { maxItems: EVENT_TYPES.length, description: 'Repeatable: any of these event types' })),
 });
 
-export const IdParams = Type.Object({ id: Id });
+export const IdParams = Type.Object({ id: IdParam });
 
 /** Text with at least one visible character. */
 const Text = (maxLength: number) => Type.String({ minLength: 1, maxLength, pattern: '\\S' });
-const Attributes = Type.Record(Type.String({ maxLength: 128 }), Type.Unknown(), {
-  maxProperties: 100,
-  description: 'Free-form settings (at most 100 keys, 16 KiB as JSON); polylineDistance is the LINESTRING buffer in metres (default 25)',
-});
+/** No minLength: an empty area is an area error (INVALID_AREA, DESIGN §5.4), which the parser reports. */
 const AreaText = Type.String({
-  minLength: 1,
   maxLength: MAX_AREA_TEXT_LENGTH,
   description: 'CIRCLE (lat lon, radius_m) | POLYGON ((lat lon, …, lat lon)) closed | LINESTRING (lat lon, lat lon, …)',
 });
@@ -85,7 +82,7 @@ export const GeofenceSchema = Type.Object({
 const GeofenceOptionalFields = {
   description: Type.Optional(Nullable(Type.String({ maxLength: 512 }))),
   calendarId: Type.Optional(Nullable(Id)),
-  attributes: Type.Optional(Attributes),
+  attributes: Type.Optional(AttributesInput('Free-form settings; polylineDistance is the LINESTRING buffer in metres (default 25)')),
 };
 
 export const GeofenceCreateRequest = Type.Object({ name: Text(128), area: AreaText, ...GeofenceOptionalFields }, { additionalProperties: false });
@@ -96,7 +93,7 @@ export const GeofenceUpdateRequest = Type.Object(
 );
 
 export const GeofenceListQuery = Type.Object({
-  userId: Type.Optional(Id),
+  userId: Type.Optional(IdParam),
   all: Type.Optional(
     Type.Union([Type.Literal('true'), Type.Literal('false'), Type.Literal('1'), Type.Literal('0')], {
       description: 'Every geofence the user may see: also those applying to devices shared with the geofences permission (administrators: all)',

@@ -56,6 +56,8 @@ export interface GeofencesTable {
   description: string | null;
   /** Normalised area text (formatArea). */
   area: string;
+  /** Points of the area (a circle counts 1): what MAX_GEOFENCE_POINTS_PER_USER adds up. */
+  points: number;
   calendar_id: number | null;
   /** JSON object. */
   attributes: string;

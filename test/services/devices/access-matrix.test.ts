@@ -144,7 +144,7 @@ describeEachEngine('device access matrix', (engine) => {
           { ...reply.body, createdAt: undefined, updatedAt: undefined },
           {
             deviceId: f.device.id,
-            userId: spare.userId,
+            userId: null,
             email: 'spare@example.com',
             name: null,
             permissions: { ...NONE, events: true },

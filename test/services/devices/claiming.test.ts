@@ -28,7 +28,7 @@ describeEachEngine('claiming devices', (engine) => {
   });
   after(() => server.dispose());
 
-  async function provision(fields: { uniqueId?: string | null; modelCode?: string; modelName?: string } = {}): Promise<Token> {
+  async function provision(fields: { uniqueId?: string | null; modelCode?: string; modelName?: string; transfer?: boolean } = {}): Promise<Token> {
     const body = { uniqueId: uniqueId('claim'), modelCode: 'PT-1', modelName: 'Pet Tracker Mini', ...fields };
     if (body.uniqueId === null) delete (body as { uniqueId?: unknown }).uniqueId;
     const reply = await admin.post('/api/devices/claim-tokens', body);
@@ -198,7 +198,8 @@ describeEachEngine('claiming devices', (engine) => {
       const stock = await admin.post('/api/devices', { name: 'Stock', uniqueId: id });
       assert.equal(stock.status, 201);
       assert.equal((await admin.post(`/api/devices/${stock.body.id}/shares`, { email: 'rival@example.com', permissions: { position: true } })).status, 201);
-      const token = await provision({ uniqueId: id });
+      assert.equal((await admin.post(`/api/devices/${stock.body.id}/shares`, { email: 'stock-pending@example.com', permissions: { position: true } })).status, 201);
+      const token = await provision({ uniqueId: id, transfer: true });
       const claimed = await buyer.post('/api/devices/claim', { token: token.token });
       assert.equal(claimed.status, 200);
       assert.equal(claimed.body.device.id, stock.body.id);
@@ -206,6 +207,7 @@ describeEachEngine('claiming devices', (engine) => {
       assert.equal(claimed.body.device.isOwner, true);
       assert.equal((await rival.get(`/api/devices/${stock.body.id}`)).status, 403);
       assert.deepEqual((await admin.get(`/api/devices?id=${stock.body.id}`)).body, []);
+      assert.deepEqual((await buyer.get(`/api/devices/${stock.body.id}/shares`)).body, [], 'pending shares end too');
     });
 
     it('refuses claims from readonly accounts', async () => {

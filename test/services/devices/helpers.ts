@@ -72,6 +72,7 @@ export async function snapshot(server: TestServer): Promise<unknown> {
   return {
     devices: await db.selectFrom('devices').selectAll().orderBy('id').execute(),
     shares: await db.selectFrom('device_shares').selectAll().orderBy('device_id').orderBy('user_id').execute(),
+    invitations: await db.selectFrom('device_invitations').selectAll().orderBy('device_id').orderBy('email').execute(),
     tokens: await db.selectFrom('claim_tokens').selectAll().orderBy('token').execute(),
   };
 }

@@ -58,8 +58,8 @@ describeEachEngine('device reads after every kind of write (per-user caches)', (
     const reply = await by.post(`/api/devices/${deviceId}/shares`, { email, permissions });
     assert.equal(reply.status, 201);
   };
-  const provision = async (unique: string) => {
-    const reply = await admin.post('/api/devices/claim-tokens', { uniqueId: unique, modelCode: 'PT-1' });
+  const provision = async (unique: string, transfer?: boolean) => {
+    const reply = await admin.post('/api/devices/claim-tokens', { uniqueId: unique, modelCode: 'PT-1', transfer });
     assert.equal(reply.status, 201);
     return reply.body.token as string;
   };
@@ -159,7 +159,7 @@ describeEachEngine('device reads after every kind of write (per-user caches)', (
     const unique = uniqueId('cache-stock');
     const stock = (await owner.post('/api/devices/', { name: 'Stock', uniqueId: unique })).body as { id: number };
     await share(stock.id, VIEWER, { position: true });
-    const token = await provision(unique);
+    const token = await provision(unique, true);
     await warm(owner, viewer, buyer);
     assert.equal((await buyer.post('/api/devices/claim', { token })).status, 200);
     assert.ok(!(await listedIds(owner)).includes(stock.id));

@@ -3,6 +3,7 @@ import { after, before, it } from 'node:test';
 import { describeEachEngine } from '../../support/engines.ts';
 import { startTestServer, TEST_INTERNAL_TOKEN } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
+import { nestedJson } from '../../support/nested-json.ts';
 import { Client, setUserFlags, signIn, snapshot, uniqueId } from './helpers.ts';
 
 const ALL = { position: true, events: true, geofences: true, notifications: true, commands: true };
@@ -309,6 +310,28 @@ describeEachEngine('device routes', (engine) => {
       const reply = await owner.get(`/api/devices?${query}`);
       assert.equal(reply.status, 400, query);
       assert.equal(reply.body.code, 'VALIDATION_FAILED');
+    }
+    assert.deepEqual(await snapshot(server), before);
+  });
+
+  it('refuses deep or large attributes on create and update with 400 naming the path, and changes nothing', async () => {
+    const device = (await owner.post('/api/devices', { name: 'Attributed', uniqueId: uniqueId(), attributes: { keep: true } })).body;
+    const deepest = await owner.put(`/api/devices/${device.id}`, `{"attributes":${nestedJson(8)}}`);
+    assert.equal(deepest.status, 200, 'eight levels are allowed');
+    const before = await snapshot(server);
+    const refused: [string, string][] = [
+      [`{"attributes":${nestedJson(9)}}`, `/body/attributes${'/a'.repeat(9)}`],
+      [`{"attributes":${nestedJson(5000)}}`, `/body/attributes${'/a'.repeat(32)}`],
+      [JSON.stringify({ attributes: { big: 'y'.repeat(16_384) } }), '/body/attributes'],
+    ];
+    for (const [attributes, path] of refused) {
+      const create = await owner.request('POST', '/api/devices', `{"name":"x","uniqueId":"${uniqueId()}",${attributes.slice(1)}`);
+      const update = await owner.request('PUT', `/api/devices/${device.id}`, attributes);
+      for (const reply of [create, update]) {
+        assert.equal(reply.status, 400, reply.body.message);
+        assert.equal(reply.body.code, 'VALIDATION_FAILED');
+        assert.equal(reply.body.details[0].path, path);
+      }
     }
     assert.deepEqual(await snapshot(server), before);
   });

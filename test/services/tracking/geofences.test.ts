@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { TrackingApi } from '../../../src/services/tracking/api.ts';
 import { MAX_AREA_TEXT_LENGTH } from '../../../src/services/tracking/geo/index.ts';
 import { describeEachEngine } from '../../support/engines.ts';
+import { nestedJson } from '../../support/nested-json.ts';
 import { startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
 import { assertError, createDevice, get, share, signIn, trackingInstance } from './support/tracking.ts';
@@ -77,6 +78,7 @@ describeEachEngine('tracking geofences', (engine) => {
       ['CIRCLE (10 20, 100) extra', /unexpected text after the area at character 21/],
       ['LINESTRING (1 2)', /at least 2 points/],
       ['   ', /area text is empty/],
+      ['', /area text is empty/],
     ] as const) {
       it(`refuses ${JSON.stringify(area)} with 400 INVALID_AREA saying what and where, storing nothing`, async () => {
         const before = await stored();
@@ -107,6 +109,30 @@ describeEachEngine('tracking geofences', (engine) => {
       assertError(await create(owner, { name: 'n', area, calendarId: 'x' }), 400, 'VALIDATION_FAILED', /calendarId/);
       assertError(await create(owner, { name: 'n', area, attributes: { big: 'x'.repeat(20_000) } }), 400, 'VALIDATION_FAILED', /attributes/);
       assert.equal(await stored(), before);
+    });
+
+    it('refuses deep or large attributes on create and update with 400 naming the path, changing nothing', async () => {
+      const fence = await created(owner, { name: 'Attributed', area: 'CIRCLE (1 2, 3)', attributes: { keep: 1 } });
+      const count = await stored();
+      const send = (method: 'POST' | 'PUT', url: string, payload: string) =>
+        server.app.inject({ method, url, headers: { ...owner.authorization, 'content-type': 'application/json' }, payload });
+      assert.equal((await send('PUT', `/api/geofences/${fence.id}`, `{"attributes":{"keep":1,"deep":${nestedJson(7)}}}`)).statusCode, 200, 'eight levels are allowed');
+      const before = (await get(server, `/api/geofences/${fence.id}`, owner)).json();
+      for (const [attributes, path] of [
+        [`{"attributes":${nestedJson(9)}}`, `/body/attributes${'/a'.repeat(9)}`],
+        [`{"attributes":${nestedJson(5000)}}`, `/body/attributes${'/a'.repeat(32)}`],
+        [JSON.stringify({ attributes: { big: 'y'.repeat(16_384) } }), '/body/attributes'],
+      ] as const) {
+        for (const response of [
+          await send('POST', '/api/geofences/', `{"name":"n","area":"CIRCLE (1 2, 3)",${attributes.slice(1)}`),
+          await send('PUT', `/api/geofences/${fence.id}`, attributes),
+        ]) {
+          assertError(response, 400, 'VALIDATION_FAILED');
+          assert.equal(response.json().details[0].path, path);
+        }
+      }
+      assert.equal(await stored(), count);
+      assert.deepEqual((await get(server, `/api/geofences/${fence.id}`, owner)).json(), before);
     });
 
     it('read-only accounts may not create', async () => {
@@ -188,6 +214,7 @@ describeEachEngine('tracking geofences', (engine) => {
       const before = (await get(server, `/api/geofences/${fence.id}`, owner)).json();
       assertError(await update(owner, fence.id, { area: 'POLYGON ((1 2, 3 4, 5 6, 7 8))' }), 400, 'INVALID_AREA', /not closed/);
       assertError(await update(owner, fence.id, { attributes: { polylineDistance: -1 } }), 400, 'INVALID_AREA', /polylineDistance/);
+      assertError(await update(owner, fence.id, { area: '' }), 400, 'INVALID_AREA', /area text is empty/);
       assertError(await update(owner, fence.id, {}), 400, 'VALIDATION_FAILED');
       assertError(await update(owner, fence.id, { name: '' }), 400, 'VALIDATION_FAILED', /name/);
       assertError(await update(owner, fence.id, { colour: 'red' }), 400, 'VALIDATION_FAILED', /colour/);

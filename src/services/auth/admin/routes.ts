@@ -1,11 +1,12 @@
 import { Type } from 'typebox';
 import type { HttpApp } from '../../../platform/http/app.ts';
 import { requireIdentity } from '../../../platform/http/identity.ts';
+import { DecimalInteger, IdParam } from '../../../platform/http/schemas.ts';
 import { strictBody, User } from '../schemas.ts';
 import type { UserAdminService } from './service.ts';
 
 const TAGS = ['users'];
-const UserId = Type.Object({ id: Type.Integer({ minimum: 1 }) });
+const UserId = Type.Object({ id: IdParam });
 
 export function registerAdminRoutes(app: HttpApp, admin: UserAdminService): void {
   app.get(
@@ -18,8 +19,8 @@ export function registerAdminRoutes(app: HttpApp, admin: UserAdminService): void
         querystring: Type.Object(
           {
             search: Type.Optional(Type.String({ maxLength: 254, description: 'Part of the e-mail address' })),
-            page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 }),
-            limit: Type.Integer({ minimum: 1, maximum: 100, default: 50 }),
+            page: DecimalInteger({ minimum: 1, maximum: 1_000_000 }, { default: 1 }),
+            limit: DecimalInteger({ minimum: 1, maximum: 100 }, { default: 50 }),
           },
         ),
         response: { 200: Type.Object({ users: Type.Array(User), total: Type.Integer(), page: Type.Integer(), limit: Type.Integer() }) },

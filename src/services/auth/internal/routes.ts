@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import type { HttpApp } from '../../../platform/http/app.ts';
 import { AppError } from '../../../platform/http/errors.ts';
+import { IdParam } from '../../../platform/http/schemas.ts';
 import type { UserAccess, UserDirectory } from '../users/directory.ts';
 
 const TAGS = ['internal'];
@@ -31,7 +32,7 @@ export function registerInternalUserRoutes(app: HttpApp, directory: UserDirector
       schema: {
         tags: TAGS,
         summary: 'A user and their access flags (services only, X-Internal-Token)',
-        params: Type.Object({ id: Type.Integer({ minimum: 1 }) }),
+        params: Type.Object({ id: IdParam }),
         response: { 200: UserAccessSchema },
       },
     },

@@ -4,7 +4,7 @@ import QRCode from 'qrcode';
 import { AppError } from '../../../platform/http/errors.ts';
 import { parseCsv, formatCsvRow } from './csv.ts';
 import type { ClaimTokenStatus } from './repository.ts';
-import type { ClaimTokenService, ClaimTokenView, NewClaimToken } from './service.ts';
+import type { ClaimTokenService, ClaimTokenView, NewClaimToken, Transfer } from './service.ts';
 
 /** An import refused as a whole; each problem names its CSV line. */
 export class ImportError extends Error {
@@ -82,11 +82,14 @@ function checkRow(row: Record<Column, string | null>): string[] {
   return problems;
 }
 
-/** Imports every row or none; returns the new tokens in the order of the file. */
-export async function importClaimTokens(service: ClaimTokenService, text: string): Promise<ClaimTokenView[]> {
+/**
+ * Imports every row or none; returns the new tokens in the order of the file. A uniqueId that a
+ * device has already refuses the file unless `transfer` says its claim may take that device.
+ */
+export async function importClaimTokens(service: ClaimTokenService, text: string, options: Transfer = {}): Promise<ClaimTokenView[]> {
   const rows = readImportCsv(text);
   try {
-    return await service.createMany(rows.map(({ uniqueId, modelCode, modelName }) => ({ uniqueId, modelCode, modelName })));
+    return await service.createMany(rows.map(({ uniqueId, modelCode, modelName }) => ({ uniqueId, modelCode, modelName })), options);
   } catch (error) {
     if (!(error instanceof AppError) || !error.details) throw error;
     throw new ImportError(

@@ -14,8 +14,9 @@ import { CsvError } from './csv.ts';
 import type { ClaimTokenStatus } from './repository.ts';
 import { ClaimTokenService } from './service.ts';
 
-export const CLAIM_TOKENS_USAGE = `  claim-tokens import <file.csv>
-             create one token per row (uniqueId,modelCode,modelName) and print them as CSV
+export const CLAIM_TOKENS_USAGE = `  claim-tokens import <file.csv> [--transfer]
+             create one token per row (uniqueId,modelCode,modelName) and print them as CSV;
+             --transfer allows uniqueIds already registered to a device (their claim takes it over)
   claim-tokens export <dir> [--status unclaimed|claimed|revoked]
              write <dir>/claim-tokens.csv and one <token>.png QR code per token`;
 
@@ -35,18 +36,18 @@ const consoleOutput: CliOutput = {
 export async function runClaimTokensCommand(args: string[], config: Config, output: CliOutput = consoleOutput): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({ args, allowPositionals: true, options: { status: { type: 'string' } } });
+    parsed = parseArgs({ args, allowPositionals: true, options: { status: { type: 'string' }, transfer: { type: 'boolean' } } });
   } catch (error) {
     output.error(`${(error as Error).message}\nUsage:\n${CLAIM_TOKENS_USAGE}\n`);
     return 1;
   }
   const [action, target, ...extra] = parsed.positionals;
-  const status = parsed.values.status;
+  const { status, transfer } = parsed.values;
   const valid =
     target !== undefined &&
     extra.length === 0 &&
     ((action === 'import' && status === undefined) ||
-      (action === 'export' && (status === undefined || STATUSES.includes(status as ClaimTokenStatus))));
+      (action === 'export' && transfer === undefined && (status === undefined || STATUSES.includes(status as ClaimTokenStatus))));
   if (!valid) {
     output.error(`Usage:\n${CLAIM_TOKENS_USAGE}\n`);
     return 1;
@@ -58,7 +59,7 @@ export async function runClaimTokensCommand(args: string[], config: Config, outp
     // Importing and exporting change nothing a user sees of a device, so no running server needs to hear of them.
     const service = new ClaimTokenService(new DevicesStore(database.db as Kysely<DevicesTables>), new EventBus(pino({ level: 'silent' })));
     if (action === 'import') {
-      const tokens = await importClaimTokens(service, await readFile(target, 'utf8'));
+      const tokens = await importClaimTokens(service, await readFile(target, 'utf8'), { transfer });
       output.out(formatImportedTokens(tokens));
       output.error(`Imported ${tokens.length} claim token(s).\n`);
     } else {

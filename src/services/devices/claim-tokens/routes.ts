@@ -22,7 +22,7 @@ export function registerClaimTokenRoutes(app: HttpApp, deps: { claimTokens: Clai
       schema: {
         tags: TAGS,
         summary: 'Provision a claim token (without uniqueId it is "not configured" until PUT)',
-        description: '409 CLAIM_TOKEN_EXISTS when a live token already names the uniqueId; 403 FORBIDDEN for non-administrators.',
+        description: '409 CLAIM_TOKEN_EXISTS when a live token already names the uniqueId; 409 DEVICE_ALREADY_OWNED when a device has the uniqueId, unless transfer is true (its claim then takes the device from its owner); 403 FORBIDDEN for non-administrators.',
         body: ClaimTokenCreateRequest,
         response: { 201: ClaimTokenSchema, ...errorResponses(400, 401, 403, 409) },
       },
@@ -67,7 +67,7 @@ export function registerClaimTokenRoutes(app: HttpApp, deps: { claimTokens: Clai
       schema: {
         tags: TAGS,
         summary: 'Configure an unclaimed token: its uniqueId, modelCode or modelName',
-        description: '404 CLAIM_TOKEN_NOT_FOUND; 409 CLAIM_TOKEN_ALREADY_CLAIMED, CLAIM_TOKEN_REVOKED or CLAIM_TOKEN_EXISTS; 403 FORBIDDEN for non-administrators.',
+        description: '404 CLAIM_TOKEN_NOT_FOUND; 409 CLAIM_TOKEN_ALREADY_CLAIMED, CLAIM_TOKEN_REVOKED or CLAIM_TOKEN_EXISTS; 409 DEVICE_ALREADY_OWNED for a new uniqueId a device has, unless transfer is true; 403 FORBIDDEN for non-administrators.',
         params: ClaimTokenParams,
         body: ClaimTokenUpdateRequest,
         response: { 200: ClaimTokenSchema, ...errorResponses(400, 401, 403, 404, 409) },

@@ -36,6 +36,14 @@ export interface ClaimTokenChanges {
   modelName?: string | null;
 }
 
+/**
+ * A token for a uniqueId that a device has already hands that device to whoever claims the token,
+ * ending its shares: provisioning one must say so.
+ */
+export interface Transfer {
+  transfer?: boolean;
+}
+
 export type TokenValidation =
   | { success: true; uniqueId: string; model: string; modelCode: string }
   | { success: false; errorCode: 'TOKEN_REQUIRED' | 'TOKEN_INVALID' | 'TOKEN_ALREADY_CLAIMED'; errorMessage: string };
@@ -72,9 +80,10 @@ export class ClaimTokenService {
     this.bus = bus;
   }
 
-  async create(input: NewClaimToken): Promise<ClaimTokenView> {
+  async create(input: NewClaimToken & Transfer): Promise<ClaimTokenView> {
     const uniqueId = input.uniqueId ?? null;
     if (uniqueId !== null && (await this.store.tokens.findLiveByUniqueId(uniqueId))) throw new AppError('CLAIM_TOKEN_EXISTS');
+    if (uniqueId !== null && !input.transfer) await this.assertNotRegistered(uniqueId);
     for (let attempt = 0; attempt < GENERATE_ATTEMPTS; attempt++) {
       try {
         return toClaimTokenView(await this.store.tokens.insert(newRow(generateClaimToken(), input, Date.now())));
@@ -91,7 +100,7 @@ export class ClaimTokenService {
    * All or nothing: every row is checked first (duplicate uniqueIds in the batch or among live
    * tokens are reported with their position), then the tokens are inserted in one transaction.
    */
-  async createMany(inputs: readonly NewClaimToken[]): Promise<ClaimTokenView[]> {
+  async createMany(inputs: readonly NewClaimToken[], options: Transfer = {}): Promise<ClaimTokenView[]> {
     const details: ErrorDetail[] = [];
     const seen = new Map<string, number>();
     inputs.forEach((input, index) => {
@@ -101,12 +110,15 @@ export class ClaimTokenService {
       else seen.set(input.uniqueId, index);
     });
     const taken = new Set(await this.store.tokens.liveUniqueIds([...seen.keys()]));
+    const registered = new Set(options.transfer ? [] : await this.store.devices.existingUniqueIds([...seen.keys()]));
     for (const [uniqueId, index] of seen) {
       if (taken.has(uniqueId)) details.push({ path: `/${index}/uniqueId`, message: 'already has a live claim token' });
+      else if (registered.has(uniqueId)) details.push({ path: `/${index}/uniqueId`, message: 'is registered to a device already (a transfer must be asked for)' });
     }
     if (details.length > 0) {
       details.sort((a, b) => a.path.localeCompare(b.path, 'en', { numeric: true }));
-      throw new AppError('CLAIM_TOKEN_EXISTS', `${details.length} row(s) name a uniqueId that already has a claim token`, { details });
+      const code = taken.size > 0 ? 'CLAIM_TOKEN_EXISTS' : 'DEVICE_ALREADY_OWNED';
+      throw new AppError(code, `${details.length} row(s) name a uniqueId that already has a claim token or a device`, { details });
     }
     const tokens = await this.unusedTokens(inputs.length);
     const now = Date.now();
@@ -150,7 +162,7 @@ export class ClaimTokenService {
   }
 
   /** Configures a token printed before its device was assigned, or corrects one: only while unclaimed. */
-  async configure(rawToken: string, changes: ClaimTokenChanges): Promise<ClaimTokenView> {
+  async configure(rawToken: string, changes: ClaimTokenChanges & Transfer): Promise<ClaimTokenView> {
     const current = await this.requireToken(rawToken);
     const update: Updateable<ClaimTokensTable> = { updated_at: Date.now() };
     if (changes.uniqueId !== undefined) update.unique_id = changes.uniqueId;
@@ -158,6 +170,7 @@ export class ClaimTokenService {
     if (changes.modelName !== undefined) update.model_name = changes.modelName;
     if (changes.uniqueId !== undefined && changes.uniqueId !== null && changes.uniqueId !== current.unique_id) {
       if (await this.store.tokens.findLiveByUniqueId(changes.uniqueId)) throw new AppError('CLAIM_TOKEN_EXISTS');
+      if (!changes.transfer) await this.assertNotRegistered(changes.uniqueId);
     }
     let row: ClaimTokenRow | undefined;
     try {
@@ -196,6 +209,11 @@ export class ClaimTokenService {
       return { success: false, errorCode: 'TOKEN_INVALID', errorMessage: 'The claim token is not configured for a device yet' };
     }
     return { success: true, uniqueId: row.unique_id, model: row.model_name ?? row.model_code, modelCode: row.model_code };
+  }
+
+  /** 409 DEVICE_ALREADY_OWNED when a device has this uniqueId: its owner would lose it to the claimer. */
+  private async assertNotRegistered(uniqueId: string): Promise<void> {
+    if (await this.store.devices.findByUniqueId(uniqueId)) throw new AppError('DEVICE_ALREADY_OWNED');
   }
 
   private async requireToken(rawToken: string): Promise<ClaimTokenRow> {

@@ -39,6 +39,16 @@ export class GeofenceRepository {
     return rows.sort((a, b) => a.id - b.id);
   }
 
+  /** How many geofences the owner has, and how many points their areas hold together (over geofences(owner_id)). */
+  async usageOf(ownerId: number): Promise<{ geofences: number; points: number }> {
+    const row = await this.db
+      .selectFrom('geofences')
+      .select((eb) => [eb.fn.countAll<number>().as('geofences'), eb.fn.coalesce(eb.fn.sum<number>('points'), eb.val(0)).as('points')])
+      .where('owner_id', '=', ownerId)
+      .executeTakeFirstOrThrow();
+    return { geofences: Number(row.geofences), points: Number(row.points) };
+  }
+
   listAll(): Promise<GeofenceRow[]> {
     return this.db.selectFrom('geofences').selectAll().orderBy('id').execute();
   }

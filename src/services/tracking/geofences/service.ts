@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Updateable } from 'kysely';
 import type { EventBus } from '../../../platform/bus.ts';
-import { AppError } from '../../../platform/http/errors.ts';
-import type { UserDirectory } from '../../auth/users/directory.ts';
+import type { ServerLimits } from '../../../config.ts';
+import { AppError, limitReached } from '../../../platform/http/errors.ts';
+import type { UserAccess, UserDirectory } from '../../auth/users/directory.ts';
 import type { DeviceAccess, DeviceAccessApi } from '../../devices/access.ts';
 import { requireWriter } from '../access.ts';
 import type { GeofencesChanged } from '../domain-events.ts';
@@ -12,8 +13,6 @@ import type { TrackingStore } from '../store.ts';
 import type { GeofencesTable } from '../tables.ts';
 import { GeofenceIndexes } from './index-cache.ts';
 import type { GeofenceRow } from './repository.ts';
-
-export const MAX_ATTRIBUTES_BYTES = 16_384;
 
 /** The Geofence of spec §2.6. */
 export interface GeofenceView {
@@ -58,30 +57,31 @@ function sharingOwners(access: DeviceAccess): Set<number> {
   return new Set(access.grants.filter((grant) => !grant.isOwner && grant.permissions.geofences).map((grant) => grant.ownerId));
 }
 
+/** The caps a geofence write is checked against (ServerLimits). */
+export type GeofenceLimits = Pick<ServerLimits, 'geofencesPerUser' | 'geofencePointsPerUser'>;
+
+/** An area as stored: its normalised text and its number of points (a circle counts 1). */
+interface NormalisedArea {
+  text: string;
+  points: number;
+}
+
 /**
- * The normalised area text, or 400 INVALID_AREA saying what is wrong and where. A LINESTRING's
- * buffer width (attributes.polylineDistance) is checked with it.
+ * The normalised area, or 400 INVALID_AREA saying what is wrong and where. A LINESTRING's buffer
+ * width (attributes.polylineDistance) is checked with it.
  */
-export function normaliseArea(text: string, attributes: Record<string, unknown>): string {
+function normaliseArea(text: string, attributes: Record<string, unknown>): NormalisedArea {
   const width = attributes.polylineDistance;
   if (width !== undefined && !(typeof width === 'number' && Number.isFinite(width) && width >= 0)) {
     throw new AppError('INVALID_AREA', `attributes.polylineDistance must be a number of metres >= 0, got ${String(JSON.stringify(width)).slice(0, 40)}`);
   }
   try {
-    return formatArea(parseArea(text));
+    const area = parseArea(text);
+    return { text: formatArea(area), points: area.kind === 'circle' ? 1 : area.points.length };
   } catch (error) {
     if (error instanceof AreaError) throw new AppError('INVALID_AREA', error.message);
     throw error;
   }
-}
-
-function attributesText(attributes: Record<string, unknown>): string {
-  const text = JSON.stringify(attributes);
-  if (Buffer.byteLength(text) > MAX_ATTRIBUTES_BYTES) {
-    const message = `must serialise to at most ${MAX_ATTRIBUTES_BYTES} bytes`;
-    throw new AppError('VALIDATION_FAILED', `/body/attributes ${message}`, { details: [{ path: '/body/attributes', message }] });
-  }
-  return text;
 }
 
 /**
@@ -95,14 +95,16 @@ export class GeofenceService {
   private readonly users: UserDirectory;
   private readonly bus: EventBus;
   private readonly indexes: GeofenceIndexes;
+  private readonly limits: GeofenceLimits;
   /** Tells this process's own change events from other processes' (see 'tracking.geofences.changed'). */
   private readonly origin = randomUUID();
 
-  constructor(store: TrackingStore, devices: DeviceAccessApi, users: UserDirectory, bus: EventBus) {
+  constructor(store: TrackingStore, devices: DeviceAccessApi, users: UserDirectory, bus: EventBus, limits: GeofenceLimits) {
     this.store = store;
     this.devices = devices;
     this.users = users;
     this.bus = bus;
+    this.limits = limits;
     this.indexes = new GeofenceIndexes((ownerId) => store.geofences.listOfOwners([ownerId]));
   }
 
@@ -123,16 +125,19 @@ export class GeofenceService {
   }
 
   async create(userId: number, input: GeofenceInput): Promise<GeofenceView> {
-    await requireWriter(this.users, userId);
+    const user = await requireWriter(this.users, userId);
     const attributes = input.attributes ?? {};
+    const area = normaliseArea(input.area, attributes);
+    if (!user.administrator) await this.assertWithinLimits(userId, 1, area.points);
     const now = Date.now();
     const row = await this.store.geofences.insert({
       owner_id: userId,
       name: input.name,
       description: input.description ?? null,
-      area: normaliseArea(input.area, attributes),
+      area: area.text,
+      points: area.points,
       calendar_id: input.calendarId ?? null,
-      attributes: attributesText(attributes),
+      attributes: JSON.stringify(attributes),
       created_at: now,
       updated_at: now,
     });
@@ -142,14 +147,17 @@ export class GeofenceService {
   }
 
   async update(userId: number, scope: object, geofenceId: number, changes: GeofenceChanges): Promise<GeofenceView> {
-    const { row } = await this.changeable(userId, scope, geofenceId);
+    const { row, user } = await this.changeable(userId, scope, geofenceId);
     const update: Updateable<GeofencesTable> = { updated_at: Date.now() };
     if (changes.name !== undefined) update.name = changes.name;
     if (changes.description !== undefined) update.description = changes.description;
     if (changes.calendarId !== undefined) update.calendar_id = changes.calendarId;
-    if (changes.attributes !== undefined) update.attributes = attributesText(changes.attributes);
+    if (changes.attributes !== undefined) update.attributes = JSON.stringify(changes.attributes);
     if (changes.area !== undefined || changes.attributes !== undefined) {
-      update.area = normaliseArea(changes.area ?? row.area, changes.attributes ?? (JSON.parse(row.attributes) as Record<string, unknown>));
+      const area = normaliseArea(changes.area ?? row.area, changes.attributes ?? (JSON.parse(row.attributes) as Record<string, unknown>));
+      if (!user.administrator && area.points > row.points) await this.assertWithinLimits(row.owner_id, 0, area.points - row.points);
+      update.area = area.text;
+      update.points = area.points;
     }
     const updated = await this.store.geofences.update(geofenceId, update);
     if (!updated) throw new AppError('NOT_FOUND', 'No such geofence');
@@ -187,6 +195,23 @@ export class GeofenceService {
     if (event.origin !== this.origin) this.indexes.forget(event.ownerId);
   }
 
+  /**
+   * 409 LIMIT_REACHED unless the owner may add `geofences` geofences holding `points` more points.
+   * The caps bound the work of every position of the owner's devices (containment runs over their
+   * geofences) and the size of the owner's index in memory.
+   */
+  private async assertWithinLimits(ownerId: number, geofences: number, points: number): Promise<void> {
+    const usage = await this.store.geofences.usageOf(ownerId);
+    const { geofencesPerUser, geofencePointsPerUser } = this.limits;
+    if (geofences > 0 && usage.geofences + geofences > geofencesPerUser) {
+      throw limitReached('geofences', geofencesPerUser, usage.geofences, `A user may have at most ${geofencesPerUser} geofences (MAX_GEOFENCES_PER_USER)`);
+    }
+    if (usage.points + points > geofencePointsPerUser) {
+      const message = `The areas of a user's geofences may hold at most ${geofencePointsPerUser} points together (MAX_GEOFENCE_POINTS_PER_USER); this one would add ${points} to ${usage.points}`;
+      throw limitReached('geofencePoints', geofencePointsPerUser, usage.points, message, '/body/area');
+    }
+  }
+
   private announce(ownerId: number): Promise<void> {
     return this.bus.publish('tracking.geofences.changed', { ownerId, origin: this.origin });
   }
@@ -203,10 +228,9 @@ export class GeofenceService {
   }
 
   /** As readable, and 403 unless the caller owns the geofence or is an administrator (and may write at all). */
-  private async changeable(userId: number, scope: object, geofenceId: number): Promise<{ row: GeofenceRow }> {
+  private async changeable(userId: number, scope: object, geofenceId: number): Promise<{ row: GeofenceRow; user: UserAccess }> {
     const { row, access } = await this.readable(userId, scope, geofenceId);
     if (row.owner_id !== userId && !access.administrator) throw new AppError('FORBIDDEN', 'Only the owner may change this geofence');
-    await requireWriter(this.users, userId);
-    return { row };
+    return { row, user: await requireWriter(this.users, userId) };
   }
 }

@@ -90,6 +90,23 @@ describeEachEngine('claim-tokens CLI', (engine) => {
     );
   });
 
+  it('refuses rows naming a uniqueId a device has, naming the line, unless --transfer', async () => {
+    const now = Date.now();
+    await database.db
+      .insertInto('devices')
+      .values({ name: 'Owned', unique_id: 'IMEI-OWNED-1', status: 'offline', disabled: 0, attributes: '{}', owner_id: 42, created_at: now, updated_at: now })
+      .execute();
+    const before = await storedTokens();
+    const file = write('owned.csv', 'uniqueId,modelCode\nIMEI-FREE-1,PT-1\nIMEI-OWNED-1,PT-1\n');
+    const refused = await run(['import', file]);
+    assert.equal(refused.code, 1);
+    assert.match(refused.error, /line 3: uniqueId is registered to a device already/);
+    assert.deepEqual(await storedTokens(), before);
+    const transferred = await run(['import', file, '--transfer']);
+    assert.equal(transferred.code, 0, transferred.error);
+    assert.equal((await storedTokens()).length, before.length + 2);
+  });
+
   it('imports a file without a header by position', async () => {
     const result = await run(['import', write('positional.csv', 'IMEI-0100,PT-1,Mini\nIMEI-0101,PT-1\n')]);
     assert.equal(result.code, 0, result.error);

@@ -68,6 +68,31 @@ describeEachEngine('claim-token administration', (engine) => {
     assert.equal((await admin.put(`/api/devices/claim-tokens/${blank.body.token}`, { uniqueId: id })).status, 200);
   });
 
+  it('refuses a token for a uniqueId a user already owns with 409 DEVICE_ALREADY_OWNED, unless a transfer is asked for', async () => {
+    const owned = (await user.post('/api/devices', { name: 'Owned', uniqueId: uniqueId('owned') })).body as { id: number; uniqueId: string };
+    const blank = await admin.post('/api/devices/claim-tokens', { modelCode: 'A' });
+    const before = await snapshot(server);
+    for (const reply of [
+      await admin.post('/api/devices/claim-tokens', { uniqueId: owned.uniqueId, modelCode: 'A' }),
+      await admin.post('/api/devices/claim-tokens', { uniqueId: owned.uniqueId, modelCode: 'A', transfer: false }),
+      await admin.put(`/api/devices/claim-tokens/${blank.body.token}`, { uniqueId: owned.uniqueId }),
+    ]) {
+      assert.equal(reply.status, 409);
+      assert.equal(reply.body.code, 'DEVICE_ALREADY_OWNED');
+    }
+    assert.deepEqual(await snapshot(server), before);
+    assert.equal((await user.get(`/api/devices/${owned.id}`)).body.isOwner, true);
+
+    const configured = await admin.put(`/api/devices/claim-tokens/${blank.body.token}`, { uniqueId: owned.uniqueId, transfer: true });
+    assert.equal(configured.status, 200);
+    assert.equal(configured.body.uniqueId, owned.uniqueId);
+    assert.equal(configured.body.transfer, undefined, 'the request flag is not part of the token');
+    assert.equal((await admin.put(`/api/devices/claim-tokens/${blank.body.token}`, { modelName: 'Renamed' })).status, 200, 'other changes need no transfer');
+    const other = (await user.post('/api/devices', { name: 'Other', uniqueId: uniqueId('owned') })).body as { uniqueId: string };
+    const created = await admin.post('/api/devices/claim-tokens', { uniqueId: other.uniqueId, modelCode: 'A', transfer: true });
+    assert.equal(created.status, 201);
+  });
+
   it('lists tokens oldest first, by status and uniqueId, a page at a time', async () => {
     const model = `LIST-${process.pid}`;
     const made = [];

@@ -6,7 +6,7 @@ import type { GeofenceRow } from '../../../../src/services/tracking/geofences/re
 const INSIDE = { lat: 52.52, lon: 13.405 };
 
 function fence(id: number, area: string, ownerId = 1, attributes: Record<string, unknown> = {}): GeofenceRow {
-  return { id, owner_id: ownerId, name: `fence ${id}`, description: null, area, calendar_id: null, attributes: JSON.stringify(attributes), created_at: 0, updated_at: 0 };
+  return { id, owner_id: ownerId, name: `fence ${id}`, description: null, area, points: 1, calendar_id: null, attributes: JSON.stringify(attributes), created_at: 0, updated_at: 0 };
 }
 
 /** A loader whose answers the test releases by hand. */
