@@ -90,12 +90,12 @@ export async function listenTcp(options: TcpListenerOptions): Promise<Listener> 
       device = identified;
       state.uniqueId = identified.uniqueId;
       sink.connected(identified);
-      if (protocol.loginReply) socket.write(protocol.loginReply(true));
       return true;
     };
 
     const handle = async (message: DecodedMessage): Promise<boolean> => {
-      if (message.uniqueId !== undefined && message.uniqueId !== device?.uniqueId && !(await identify(message.uniqueId))) return false;
+      const identifying = message.uniqueId !== undefined && message.uniqueId !== device?.uniqueId;
+      if (identifying && !(await identify(message.uniqueId as string))) return false;
       if (!device) {
         if (message.positions.length > 0 || message.statuses.length > 0) {
           drop('data before the device identified itself');
@@ -105,11 +105,12 @@ export async function listenTcp(options: TcpListenerOptions): Promise<Listener> 
         unacknowledged.push({ stored: Promise.resolve(), ack: message.ack });
         return true;
       }
-      // Every message counts (status online), even one with nothing to store.
+      // Every message counts (status online), even one with nothing to store; a Teltonika-style
+      // login reply is the login's acknowledgement, sent once the device shows online.
       const stored = sink.accept(device, protocol.name, message, new Date());
       // Awaited in acknowledge(); a rejection after the connection is gone is nobody's to handle.
       stored.catch(() => undefined);
-      unacknowledged.push({ stored, ack: message.ack });
+      unacknowledged.push({ stored, ack: identifying && protocol.loginReply ? protocol.loginReply(true) : message.ack });
       return true;
     };
 

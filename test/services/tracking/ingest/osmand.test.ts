@@ -5,7 +5,7 @@ import { osmAndQuery } from '../../../../src/services/tracking/protocols/encoder
 import { describeEachEngine } from '../../../support/engines.ts';
 import { startTestServer } from '../../../support/server.ts';
 import type { TestLogin, TestServer } from '../../../support/server.ts';
-import { T0, fixAt, latestOf, positionsOf, registerDevice } from './support.ts';
+import { T0, deviceOf, fixAt, latestOf, positionsOf, registerDevice } from './support.ts';
 
 describeEachEngine('OsmAnd listener (Traccar Client), end to end', (engine) => {
   let server: TestServer;
@@ -83,6 +83,21 @@ describeEachEngine('OsmAnd listener (Traccar Client), end to end', (engine) => {
       assert.equal(reply.body?.code, 'BAD_REQUEST');
     }
     assert.deepEqual(await positionsOf(server, owner, deviceId), []);
+  });
+
+  it('after its 200 every read of the device shows the report: status, lastUpdate, positionId, latest position', async () => {
+    const deviceId = await registerDevice(server, owner, 'phone-read-your-writes');
+    let lastUpdate = 0;
+    for (let seconds = 0; seconds < 40; seconds++) {
+      const reply = await send(`/?${osmAndQuery('phone-read-your-writes', fixAt(seconds))}`);
+      assert.equal(reply.status, 200);
+      const [device, latest] = await Promise.all([deviceOf(server, owner, deviceId), latestOf(server, owner, deviceId)]);
+      assert.equal(device.status, 'online', `report ${seconds}`);
+      assert.equal(latest?.fixTime, fixAt(seconds).time.toISOString(), `report ${seconds}`);
+      assert.equal(device.positionId, latest?.id, `report ${seconds}`);
+      assert.ok(device.lastUpdate !== null && Date.parse(device.lastUpdate) >= lastUpdate, `report ${seconds}`);
+      lastUpdate = Date.parse(device.lastUpdate);
+    }
   });
 
   it('answers 404 NOT_FOUND for an unknown or disabled device, and stores nothing', async () => {

@@ -4,7 +4,7 @@ import { gt06Location, gt06Login, h02Location, teltonikaAvlPacket, teltonikaHand
 import { describeEachEngine } from '../../../support/engines.ts';
 import { startTestServer } from '../../../support/server.ts';
 import type { TestLogin, TestServer } from '../../../support/server.ts';
-import { DeviceConnection, fixAt, latestOf, positionsOf, registerDevice } from './support.ts';
+import { DeviceConnection, deviceOf, fixAt, latestOf, positionsOf, registerDevice } from './support.ts';
 
 const ACK_ONE = Buffer.from([0, 0, 0, 1]);
 const ACCEPTED = Buffer.from([1]);
@@ -124,6 +124,24 @@ describeEachEngine('device TCP listeners, end to end', (engine) => {
       header.writeUInt32BE(65_000, 4);
       connection.write(Buffer.concat([header, Buffer.alloc(64 * 1024)]));
       await connection.assertClosed();
+    });
+
+    it('after the handshake reply and after each ACK, the device shows the message at once', async () => {
+      const deviceId = await registerDevice(server, owner, '356307042441010');
+      const connection = await DeviceConnection.open(ports.teltonika);
+      connection.write(teltonikaHandshake('356307042441010'));
+      assert.deepEqual(await connection.read(1), ACCEPTED);
+      const online = await deviceOf(server, owner, deviceId);
+      assert.equal(online.status, 'online');
+      assert.notEqual(online.lastUpdate, null);
+      for (let seconds = 0; seconds < 20; seconds++) {
+        connection.write(teltonikaAvlPacket([fixAt(seconds)]));
+        assert.deepEqual(await connection.read(4), ACK_ONE);
+        const [device, latest] = await Promise.all([deviceOf(server, owner, deviceId), latestOf(server, owner, deviceId)]);
+        assert.equal(latest?.fixTime, fixAt(seconds).time.toISOString());
+        assert.deepEqual([device.status, device.positionId], ['online', latest?.id], `record ${seconds}`);
+      }
+      await connection.close();
     });
 
     it('keeps an out-of-order record but does not make it the latest position', async () => {
