@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { MAX_UNIQUE_ID_LENGTH } from './access.ts';
 
 /** Request and response schemas of the device routes (validation, serialisation and /openapi.json). */
 
@@ -16,7 +17,7 @@ const Attributes = Type.Record(Type.String({ maxLength: 128 }), Type.Unknown(), 
   description: 'Free-form settings (at most 100 keys, 16 KiB as JSON)',
 });
 
-export const UniqueId = Identifier(128);
+export const UniqueId = Identifier(MAX_UNIQUE_ID_LENGTH);
 /** Claim tokens are typed by people: case, dashes and spaces are ignored, so allow a little slack. */
 export const ClaimTokenInput = Type.String({ maxLength: 64 });
 

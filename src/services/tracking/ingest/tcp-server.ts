@@ -1,6 +1,7 @@
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
+import { assertPlausible } from '../protocols/plausibility.ts';
 import { ProtocolError } from '../protocols/types.ts';
 import type { ConnectionState, DecodedMessage, TcpProtocol } from '../protocols/types.ts';
 import { DeviceRefusedError } from './sink.ts';
@@ -35,8 +36,9 @@ interface Unacknowledged {
  * One protocol's TCP listener. Each connection's bytes are split into frames and decoded in order.
  * The frames of one read are handed to the sink together (so they share a group commit), and their
  * acknowledgements are written in frame order, each only after the sink has made its message durable.
- * Garbage, a bad checksum, an unknown device or an overfull buffer closes the connection, logged once;
- * what was stored before the bad frame is still acknowledged.
+ * Garbage, a bad checksum, an implausible value (see plausibility.ts), an unknown device or an
+ * overfull buffer closes the connection, logged once; what was stored before the bad frame is still
+ * acknowledged.
  */
 export async function listenTcp(options: TcpListenerOptions): Promise<Listener> {
   const { protocol, sink, log } = options;
@@ -123,7 +125,10 @@ export async function listenTcp(options: TcpListenerOptions): Promise<Listener> 
           if (frames.length === 0) break;
           buffer = buffer.subarray(consumed);
           for (const frame of frames) {
-            if (!(await handle(protocol.decode(frame, state, new Date())))) return;
+            const now = new Date();
+            const message = protocol.decode(frame, state, now);
+            assertPlausible(message, now);
+            if (!(await handle(message))) return;
           }
           if (!(await acknowledge())) return;
         }

@@ -85,6 +85,47 @@ describeEachEngine('OsmAnd listener (Traccar Client), end to end', (engine) => {
     assert.deepEqual(await positionsOf(server, owner, deviceId), []);
   });
 
+  it('refuses overlong and numerous parameters with 400 BAD_REQUEST, storing nothing', async () => {
+    const deviceId = await registerDevice(server, owner, 'phone-long');
+    const many = Array.from({ length: 101 }, (_, index) => `k${index}=1`).join('&');
+    const cases = [
+      send(`/?id=phone-long&lat=${'1'.repeat(14_000)}x&lon=2`),
+      send('/', { method: 'POST', body: `id=phone-long&lat=1&lon=2&lat=${'1'.repeat(30_000)}x`, contentType: 'application/x-www-form-urlencoded' }),
+      send('/', { method: 'POST', body: `id=phone-long&lat=1&lon=2&${many}`, contentType: 'application/x-www-form-urlencoded' }),
+      send(`/?id=${'7'.repeat(129)}&lat=1&lon=2`),
+    ];
+    for (const reply of await Promise.all(cases)) assert.deepEqual([reply.status, reply.body?.code], [400, 'BAD_REQUEST']);
+    assert.deepEqual(await positionsOf(server, owner, deviceId, 0, Date.now() + 86_400_000), []);
+  });
+
+  it('refuses a value that overflows or a time far ahead with 400, and the device goes on as before', async () => {
+    const deviceId = await registerDevice(server, owner, 'phone-poison');
+    const far = '8640000000000000';
+    const poisons = [
+      send(`/?id=phone-poison&lat=52.5&lon=13.4&speed=1e309&timestamp=${far}`),
+      send(`/?id=phone-poison&lat=52.5&lon=13.4&timestamp=${far}`),
+      send(`/?id=phone-poison&batt=50&timestamp=${far}`),
+      send('/', {
+        method: 'POST',
+        contentType: 'application/json',
+        body: JSON.stringify({ device_id: 'phone-poison', location: { timestamp: new Date(T0).toISOString(), coords: { latitude: 52.5, longitude: 13.4, speed: 1e308 } } }),
+      }),
+    ];
+    for (const reply of await Promise.all(poisons)) assert.deepEqual([reply.status, reply.body?.code], [400, 'BAD_REQUEST']);
+    const everything = () => positionsOf(server, owner, deviceId, 0, Date.now() + 2 * 86_400_000);
+    assert.deepEqual(await everything(), [], 'nothing stored');
+    assert.equal(await latestOf(server, owner, deviceId), undefined, 'no latest position, however far ahead');
+
+    assert.equal((await send(`/?${osmAndQuery('phone-poison', fixAt(0))}`)).status, 200);
+    assert.equal((await send(`/?id=phone-poison&batt=60&timestamp=${(T0 + 10_000) / 1000}`)).status, 200);
+    const stored = await everything();
+    assert.deepEqual(stored.map((position) => [position.fixTime, position.attributes.batteryLevel]), [
+      [fixAt(0).time.toISOString(), undefined],
+      [fixAt(0).time.toISOString(), 60],
+    ]);
+    assert.equal((await deviceOf(server, owner, deviceId)).positionId, stored[1]?.id);
+  });
+
   it('after its 200 every read of the device shows the report: status, lastUpdate, positionId, latest position', async () => {
     const deviceId = await registerDevice(server, owner, 'phone-read-your-writes');
     let lastUpdate = 0;
