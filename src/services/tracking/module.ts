@@ -80,6 +80,8 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
   // Ingestion lets go of a deleted device (and finishes writing it) before its data is removed.
   bus.on('devices.device.deleted', ({ deviceId }) => pipeline.forgetDevice(deviceId));
   bus.on('devices.device.deleted', ({ deviceId }) => positions.removeDevice(deviceId));
+  // Disabled, re-enabled or given other attributes: read again at once rather than within the TTL.
+  bus.on('devices.access.changed', ({ deviceIds }) => pipeline.devicesChanged(deviceIds));
   bus.on('auth.user.deleted', ({ userId }) => geofenceLimits.forget(userId));
   // Speed limits of geofences changed here or in another process: read again on next use.
   bus.on('tracking.geofences.changed', ({ ownerId }) => geofenceLimits.forget(ownerId));

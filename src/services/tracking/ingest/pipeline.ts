@@ -92,7 +92,8 @@ interface StoredDelivery {
 const DEFAULT_DEVICE_TTL_MS = 5_000;
 /** Status changes without a message (disconnection, timeout) are written at most once a second, merged. */
 const DEFAULT_DEVICE_WRITE_INTERVAL_MS = 1_000;
-const UNKNOWN_DEVICE_TTL_MS = 1_000;
+/** Device records held in memory at most (the least recently asked for go first). */
+const MAX_CACHED_DEVICES = 100_000;
 /** The status sweep runs at least this often, and often enough to notice a timeout within a quarter of it. */
 const MAX_SWEEP_INTERVAL_MS = 5_000;
 
@@ -144,8 +145,8 @@ export class IngestPipeline implements IngestSink {
     this.#deviceTtlMs = options.deviceTtlMs ?? DEFAULT_DEVICE_TTL_MS;
     this.#directory = new DeviceDirectory({
       lookup: (uniqueId) => options.devices.findByUniqueId(uniqueId),
-      knownTtlMs: this.#deviceTtlMs,
-      unknownTtlMs: Math.min(this.#deviceTtlMs, UNKNOWN_DEVICE_TTL_MS),
+      ttlMs: this.#deviceTtlMs,
+      maxEntries: MAX_CACHED_DEVICES,
       now: this.#now,
     });
     this.#writer = new GroupCommit<Delivery>({
@@ -159,7 +160,9 @@ export class IngestPipeline implements IngestSink {
   // --- IngestSink ------------------------------------------------------------------------------------------------
 
   async identify(uniqueId: string): Promise<IngestDevice | undefined> {
-    const record = await this.#directory.find(uniqueId);
+    let record = await this.#directory.find(uniqueId);
+    // A refusal is never served from memory: a device re-enabled (here or on another instance) is accepted at once.
+    if (record && this.#isRefused(record)) record = await this.#directory.refresh(uniqueId);
     if (!record || this.#isRefused(record)) return undefined;
     const slot = this.#slotOf(record);
     slot.refused = false;
@@ -268,6 +271,19 @@ export class IngestPipeline implements IngestSink {
     const round = this.#round;
     await this.#lastWrite;
     await round;
+  }
+
+  /**
+   * The devices module changed these devices (disabled, attributes, owner): their records are read
+   * again before their next message is taken, instead of within the TTL.
+   */
+  devicesChanged(deviceIds: readonly number[]): void {
+    for (const deviceId of deviceIds) {
+      const slot = this.#slots.get(deviceId);
+      if (!slot) continue;
+      this.#directory.forget(slot.record.uniqueId);
+      slot.checkedAt = Number.NEGATIVE_INFINITY;
+    }
   }
 
   // --- arrival ---------------------------------------------------------------------------------------------------

@@ -153,6 +153,21 @@ describeEachEngine('OsmAnd listener (Traccar Client), end to end', (engine) => {
     assert.deepEqual(await positionsOf(server, owner, deviceId), []);
   });
 
+  it('accepts a device created just after its id was refused, and one re-enabled just after it was refused', async () => {
+    const refused = await send(`/?${osmAndQuery('phone-late', fixAt(0))}`);
+    assert.equal(refused.status, 404);
+    const deviceId = await registerDevice(server, owner, 'phone-late');
+    assert.equal((await send(`/?${osmAndQuery('phone-late', fixAt(1))}`)).status, 200);
+
+    const disabled = await server.app.inject({ method: 'PUT', url: `/api/devices/${deviceId}`, headers: owner.authorization, payload: { disabled: true } });
+    assert.equal(disabled.statusCode, 200);
+    assert.equal((await send(`/?${osmAndQuery('phone-late', fixAt(2))}`)).status, 404);
+    const enabled = await server.app.inject({ method: 'PUT', url: `/api/devices/${deviceId}`, headers: owner.authorization, payload: { disabled: false } });
+    assert.equal(enabled.statusCode, 200);
+    assert.equal((await send(`/?${osmAndQuery('phone-late', fixAt(3))}`)).status, 200);
+    assert.deepEqual((await positionsOf(server, owner, deviceId)).map((position) => position.fixTime), [fixAt(1), fixAt(3)].map((fix) => fix.time.toISOString()));
+  });
+
   it('answers 413 for a body over the limit', async () => {
     const reply = await send('/', { method: 'POST', body: `id=phone-big&x=${'a'.repeat(70 * 1024)}`, contentType: 'application/x-www-form-urlencoded' });
     assert.equal(reply.status, 413);

@@ -222,6 +222,26 @@ describeEachEngine('device TCP listeners, end to end', (engine) => {
       await connection.close();
     });
 
+    it('accepts a device on the login right after the one refused before it was created, and after it is re-enabled', async () => {
+      const refused = await DeviceConnection.open(ports.gt06);
+      refused.write(gt06Login('359710049095004', 1));
+      await refused.assertClosed();
+      const deviceId = await registerDevice(server, owner, '359710049095004');
+      const accepted = await DeviceConnection.open(ports.gt06);
+      accepted.write(gt06Login('359710049095004', 1));
+      assert.equal((await accepted.read(10))[3], 0x01);
+      await accepted.close();
+
+      for (const disabled of [true, false]) {
+        const changed = await server.app.inject({ method: 'PUT', url: `/api/devices/${deviceId}`, headers: owner.authorization, payload: { disabled } });
+        assert.equal(changed.statusCode, 200, changed.body);
+      }
+      const again = await DeviceConnection.open(ports.gt06);
+      again.write(gt06Login('359710049095004', 2));
+      assert.equal((await again.read(10))[3], 0x01);
+      await again.close();
+    });
+
     it('sends no login ack to an unknown device and closes', async () => {
       const connection = await DeviceConnection.open(ports.gt06);
       connection.write(gt06Login('359710049099999', 1));
