@@ -75,7 +75,14 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
     batchSize: config.ingest.batchSize,
     batchDelayMs: config.ingest.batchDelay,
   });
-  const listeners = new DeviceListeners({ sink: pipeline, host: config.host, idleTimeoutMs: config.statusTimeout * 1000, log, logLevel: config.logLevel });
+  const listeners = new DeviceListeners({
+    sink: pipeline,
+    host: config.host,
+    idleTimeoutMs: config.statusTimeout * 1000,
+    connectionsPerIp: config.ingest.connectionsPerIp,
+    log,
+    logLevel: config.logLevel,
+  });
 
   // Ingestion lets go of a deleted device (and finishes writing it) before its data is removed.
   bus.on('devices.device.deleted', ({ deviceId }) => pipeline.forgetDevice(deviceId));

@@ -4,6 +4,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import { assertPlausible } from '../protocols/plausibility.ts';
 import { ProtocolError } from '../protocols/types.ts';
 import type { ConnectionState, DecodedMessage, TcpProtocol } from '../protocols/types.ts';
+import type { ConnectionsPerAddress } from './connection-limit.ts';
+import { ReceiveBuffer } from './receive-buffer.ts';
 import { DeviceRefusedError } from './sink.ts';
 import type { IngestDevice, IngestSink } from './sink.ts';
 
@@ -17,6 +19,8 @@ export interface TcpListenerOptions {
   maxBufferBytes?: number;
   /** A connection silent this long is closed. */
   idleTimeoutMs: number;
+  /** Shared by the process's listeners: a connection beyond its address's share is closed at once. */
+  connectionsPerAddress: ConnectionsPerAddress;
 }
 
 export interface Listener {
@@ -46,12 +50,19 @@ export async function listenTcp(options: TcpListenerOptions): Promise<Listener> 
   const sockets = new Set<net.Socket>();
 
   const server = net.createServer((socket) => {
+    const address = socket.remoteAddress ?? '';
+    const admission = options.connectionsPerAddress.open(address);
+    if (!admission.accepted) {
+      if (admission.firstRefusal) log.warn({ protocol: protocol.name, remote: address }, 'device connection refused: too many connections from this address');
+      socket.destroy();
+      return;
+    }
     sockets.add(socket);
     socket.setNoDelay(true);
     socket.setTimeout(options.idleTimeoutMs, () => drop('idle timeout', undefined, 'info'));
     const state: ConnectionState = {};
     let device: IngestDevice | undefined;
-    let buffer: Buffer = Buffer.alloc(0);
+    const buffer = new ReceiveBuffer();
     let busy = false;
     let dropped = false;
     let unacknowledged: Unacknowledged[] = [];
@@ -121,9 +132,9 @@ export async function listenTcp(options: TcpListenerOptions): Promise<Listener> 
       socket.pause();
       try {
         for (;;) {
-          const { frames, consumed } = protocol.splitFrames(buffer, state);
+          const { frames, consumed } = protocol.splitFrames(buffer.view(), state);
           if (frames.length === 0) break;
-          buffer = buffer.subarray(consumed);
+          buffer.consume(consumed);
           for (const frame of frames) {
             const now = new Date();
             const message = protocol.decode(frame, state, now);
@@ -144,13 +155,14 @@ export async function listenTcp(options: TcpListenerOptions): Promise<Listener> 
     };
 
     socket.on('data', (chunk: Buffer) => {
-      buffer = buffer.length === 0 ? chunk : Buffer.concat([buffer, chunk]);
-      if (buffer.length > maxBuffer) return drop(`buffer over ${maxBuffer} bytes without a whole frame`);
+      if (buffer.length + chunk.length > maxBuffer) return drop(`buffer over ${maxBuffer} bytes without a whole frame`);
+      buffer.append(chunk);
       if (!busy) void drain();
     });
     socket.on('error', () => socket.destroy());
     socket.on('close', () => {
       sockets.delete(socket);
+      options.connectionsPerAddress.close(address);
       if (device) sink.disconnected(device);
     });
   });
