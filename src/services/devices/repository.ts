@@ -148,7 +148,9 @@ export class DeviceRepository {
    * Writes the tracking fields of many devices; each row says which fields it sets. At most one
    * row per device. Answers the ids of the devices that exist. Ingestion calls this for every batch
    * it stores, so it must cost no more than that batch's insert: on PostgreSQL one UPDATE ... FROM
-   * UNNEST of one array per column (a constant, short statement however many rows); on SQLite an
+   * UNNEST of one array per column (a constant, short statement however many rows), committed
+   * without waiting for the WAL flush (visible at once; derived from the positions, which are
+   * flushed, and rewritten by the device's next message should a database crash lose it); on SQLite an
    * UPDATE ... FROM a VALUES list per chunk, padded to a power of two rows, so a dozen statement
    * texts cover every size and the statement cache spares preparing one each time (which costs more
    * than running it).
@@ -160,6 +162,8 @@ export class DeviceRepository {
   }
 
   private async updateStatusesUnnest(rows: readonly StatusChangeRow[]): Promise<number[]> {
+    // Inside the caller's transaction (DeviceService.updateStatuses): only this commit is affected.
+    await sql`set local synchronous_commit to off`.execute(this.db);
     const flag = (set: (row: StatusChangeRow) => boolean) => rows.map((row) => (set(row) ? 1 : 0));
     const result = await sql<{ id: number }>`
       with changes as (
