@@ -87,8 +87,11 @@ export interface Config {
   };
   devicePorts: { osmand: number; gt06: number; teltonika: number; h02: number };
   statusTimeout: number;
-  /** Group commit of ingested positions: a flush writes at most `batchSize` rows, waiting at most `batchDelay` ms for them. */
-  ingest: { batchSize: number; batchDelay: number };
+  /**
+   * Group commit of ingested positions: a flush writes at most `batchSize` rows, waiting at most `batchDelay` ms for them.
+   * `connectionsPerIp`: device connections (every listener together) one remote address may hold open at once.
+   */
+  ingest: { batchSize: number; batchDelay: number; connectionsPerIp: number };
   /** EVENT_DEFAULTS: server-wide defaults of the event rules by setting name (names checked by the tracking module). */
   eventDefaults: Record<string, number | boolean>;
   /** The Prometheus listener (METRICS_PORT, METRICS_HOST); port 0 turns it off. */
@@ -226,6 +229,7 @@ export function loadConfig(env: Env = process.env): Config {
     ingest: {
       batchSize: read.int('INGEST_BATCH_SIZE', 1000, 1, 10_000),
       batchDelay: read.int('INGEST_BATCH_DELAY', 2, 0, 1000),
+      connectionsPerIp: read.int('DEVICE_CONNECTIONS_PER_IP', 1000, 1, 1_000_000),
     },
     eventDefaults: read.settings('EVENT_DEFAULTS'),
     metrics: { port: read.int('METRICS_PORT', 9464, 0, 65535), host: read.string('METRICS_HOST', '127.0.0.1') },

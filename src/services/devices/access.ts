@@ -16,6 +16,9 @@ export interface DevicePermissions {
   commands: boolean;
 }
 
+/** Longest uniqueId a device may have (the column is varchar(128)): ingestion refuses longer ids unread. */
+export const MAX_UNIQUE_ID_LENGTH = 128;
+
 export type Permission = keyof DevicePermissions;
 
 export const PERMISSIONS: readonly Permission[] = ['position', 'events', 'geofences', 'notifications', 'commands'];

@@ -41,7 +41,7 @@ export async function createDevicesModule(ctx: ModuleContext, deps: DevicesDeps)
   const users = deps.users ?? unavailableUserDirectory;
   const redis = !deps.rateLimiter && config.rateLimits && config.redisUrl ? connectRedis(config.redisUrl) : undefined;
   const rateLimiter = deps.rateLimiter ?? chooseRateLimiter(config, redis);
-  const store = new DevicesStore(database.db as Kysely<DevicesTables>);
+  const store = new DevicesStore(database.db as Kysely<DevicesTables>, database.engine);
   // Every instance follows the changes through the bus; several instances on one database need REDIS_URL.
   const caches = new DeviceCaches(bus);
   const devices = new DeviceService(store, users, bus, caches, ctx.outbox, { registration: config.deviceRegistration, devicesPerUser: config.limits.devicesPerUser });

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
+import type { Engine } from '../../platform/db/database.ts';
 import type { FactRecorder } from '../../platform/outbox/outbox.ts';
 import type { DeviceInvitationsTable, DeviceSharesTable, DevicesTable, DevicesTables } from './tables.ts';
 
@@ -35,14 +36,27 @@ export interface StatusChangeRow {
 
 /** Values per IN list, well under both engines' bound-parameter limits. */
 const UNIQUE_ID_CHUNK = 500;
-// 7 bound parameters per row: 2 000 rows stay below SQLite's 32 766 (and PostgreSQL's 65 535).
-const STATUS_CHUNK = 2_000;
+// SQLite: 7 bound parameters per row, so 2 048 rows stay below its 32 766.
+const STATUS_CHUNK = 2_048;
+/** A VALUES row that matches no device (ids start at 1): pads a chunk to a power of two rows. */
+const NO_CHANGE: StatusChangeRow = { id: 0 };
+/** The UPDATE after the `changes (id, set_status, status, set_last_update, last_update, set_position_id, position_id)` CTE. */
+const STATUS_UPDATE = sql`
+  update devices set
+    status = case when changes.set_status = 1 then changes.status else devices.status end,
+    last_update = case when changes.set_last_update = 1 then changes.last_update else devices.last_update end,
+    position_id = case when changes.set_position_id = 1 then changes.position_id else devices.position_id end
+  from changes
+  where devices.id = changes.id
+  returning devices.id`;
 
 /** Devices and their shares. */
 export class DeviceRepository {
   private readonly db: Kysely<DevicesTables>;
-  constructor(db: Kysely<DevicesTables>) {
+  private readonly engine: Engine;
+  constructor(db: Kysely<DevicesTables>, engine: Engine) {
     this.db = db;
+    this.engine = engine;
   }
 
   private withToken() {
@@ -145,14 +159,44 @@ export class DeviceRepository {
   }
 
   /**
-   * Writes the tracking fields of many devices with one statement per chunk (UPDATE ... FROM a
-   * VALUES list, valid on both engines); each row says which fields it sets. At most one row per
-   * device. Answers the ids of the devices that exist.
+   * Writes the tracking fields of many devices; each row says which fields it sets. At most one
+   * row per device. Answers the ids of the devices that exist. Ingestion calls this for every batch
+   * it stores, so it must cost no more than that batch's insert: on PostgreSQL one UPDATE ... FROM
+   * UNNEST of one array per column (a constant, short statement however many rows), committed
+   * without waiting for the WAL flush (visible at once; derived from the positions, which are
+   * flushed, and rewritten by the device's next message should a database crash lose it); on SQLite an
+   * UPDATE ... FROM a VALUES list per chunk, padded to a power of two rows, so a dozen statement
+   * texts cover every size and the statement cache spares preparing one each time (which costs more
+   * than running it).
    */
   async updateStatuses(rows: readonly StatusChangeRow[]): Promise<number[]> {
+    if (rows.length === 0) return [];
+    const updated = this.engine === 'postgres' ? await this.updateStatusesUnnest(rows) : await this.updateStatusesInChunks(rows);
+    return updated.sort((a, b) => a - b);
+  }
+
+  private async updateStatusesUnnest(rows: readonly StatusChangeRow[]): Promise<number[]> {
+    // Inside the caller's transaction (DeviceService.updateStatuses): only this commit is affected.
+    await sql`set local synchronous_commit to off`.execute(this.db);
+    const flag = (set: (row: StatusChangeRow) => boolean) => rows.map((row) => (set(row) ? 1 : 0));
+    const result = await sql<{ id: number }>`
+      with changes as (
+        select * from unnest(
+          ${rows.map((row) => row.id)}::bigint[],
+          ${flag((row) => row.status !== undefined)}::integer[], ${rows.map((row) => row.status ?? null)}::varchar[],
+          ${flag((row) => row.last_update !== undefined)}::integer[], ${rows.map((row) => row.last_update ?? null)}::bigint[],
+          ${flag((row) => row.position_id !== undefined)}::integer[], ${rows.map((row) => row.position_id ?? null)}::bigint[])
+        as changes (id, set_status, status, set_last_update, last_update, set_position_id, position_id))
+      ${STATUS_UPDATE}`.execute(this.db);
+    return result.rows.map((row) => Number(row.id));
+  }
+
+  private async updateStatusesInChunks(rows: readonly StatusChangeRow[]): Promise<number[]> {
     const updated: number[] = [];
     for (let start = 0; start < rows.length; start += STATUS_CHUNK) {
-      const values = rows.slice(start, start + STATUS_CHUNK).map(
+      const chunk = rows.slice(start, start + STATUS_CHUNK);
+      const padded = [...chunk, ...Array.from({ length: 2 ** Math.ceil(Math.log2(chunk.length)) - chunk.length }, () => NO_CHANGE)];
+      const values = padded.map(
         (row) =>
           sql`(cast(${row.id} as bigint), cast(${row.status === undefined ? 0 : 1} as integer), cast(${row.status ?? null} as varchar(16)),
                cast(${row.last_update === undefined ? 0 : 1} as integer), cast(${row.last_update ?? null} as bigint),
@@ -160,16 +204,10 @@ export class DeviceRepository {
       );
       const result = await sql<{ id: number }>`
         with changes (id, set_status, status, set_last_update, last_update, set_position_id, position_id) as (values ${sql.join(values)})
-        update devices set
-          status = case when changes.set_status = 1 then changes.status else devices.status end,
-          last_update = case when changes.set_last_update = 1 then changes.last_update else devices.last_update end,
-          position_id = case when changes.set_position_id = 1 then changes.position_id else devices.position_id end
-        from changes
-        where devices.id = changes.id
-        returning devices.id`.execute(this.db);
+        ${STATUS_UPDATE}`.execute(this.db);
       updated.push(...result.rows.map((row) => Number(row.id)));
     }
-    return updated.sort((a, b) => a - b);
+    return updated;
   }
 
   /** Deletes the device and records the fact for the modules holding its data; call it inside a transaction. */

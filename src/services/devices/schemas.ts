@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { AttributesInput, DecimalInteger, IdParam } from '../../platform/http/schemas.ts';
+import { MAX_UNIQUE_ID_LENGTH } from './access.ts';
 
 /** Request and response schemas of the device routes (validation, serialisation and /openapi.json). */
 
@@ -13,7 +14,7 @@ const Identifier = (maxLength: number) => Type.String({ minLength: 1, maxLength,
 const Id = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
 const IsoTime = Type.String({ format: 'date-time' });
 
-export const UniqueId = Identifier(128);
+export const UniqueId = Identifier(MAX_UNIQUE_ID_LENGTH);
 /** Claim tokens are typed by people: case, dashes and spaces are ignored, so allow a little slack. */
 export const ClaimTokenInput = Type.String({ maxLength: 64 });
 

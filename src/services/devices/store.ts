@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { Engine } from '../../platform/db/database.ts';
 import { ClaimTokenRepository } from './claim-tokens/repository.ts';
 import { DeviceRepository } from './repository.ts';
 import type { DevicesTables } from './tables.ts';
@@ -13,15 +14,17 @@ export class DevicesStore implements DeviceRepositories {
   readonly devices: DeviceRepository;
   readonly tokens: ClaimTokenRepository;
   private readonly db: Kysely<DevicesTables>;
+  private readonly engine: Engine;
 
-  constructor(db: Kysely<DevicesTables>) {
+  constructor(db: Kysely<DevicesTables>, engine: Engine) {
     this.db = db;
-    this.devices = new DeviceRepository(db);
+    this.engine = engine;
+    this.devices = new DeviceRepository(db, engine);
     this.tokens = new ClaimTokenRepository(db);
   }
 
   transaction<T>(work: (repositories: DeviceRepositories) => Promise<T>): Promise<T> {
-    return this.db.transaction().execute((trx) => work({ devices: new DeviceRepository(trx), tokens: new ClaimTokenRepository(trx) }));
+    return this.db.transaction().execute((trx) => work({ devices: new DeviceRepository(trx, this.engine), tokens: new ClaimTokenRepository(trx) }));
   }
 }
 

@@ -80,8 +80,14 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
     batchSize: config.ingest.batchSize,
     batchDelayMs: config.ingest.batchDelay,
   });
-  const sink = ctx.metrics ? meteredSink(pipeline, ctx.metrics) : pipeline;
-  const listeners = new DeviceListeners({ sink, host: config.host, idleTimeoutMs: config.statusTimeout * 1000, log, logLevel: config.logLevel });
+  const listeners = new DeviceListeners({
+    sink: ctx.metrics ? meteredSink(pipeline, ctx.metrics) : pipeline,
+    host: config.host,
+    idleTimeoutMs: config.statusTimeout * 1000,
+    connectionsPerIp: config.ingest.connectionsPerIp,
+    log,
+    logLevel: config.logLevel,
+  });
 
   // Every instance's ingestion lets go of a deleted device at the hint; one instance removes its data from the fact,
   // after letting go locally too (and finishing the device's writes).
@@ -90,6 +96,8 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
     await pipeline.forgetDevice(deviceId);
     await positions.removeDevice(deviceId);
   });
+  // Disabled, re-enabled or given other attributes: read again at once rather than within the TTL.
+  bus.on('devices.access.changed', ({ deviceIds }) => pipeline.devicesChanged(deviceIds));
   bus.on('auth.user.deleted', ({ userId }) => {
     geofenceLimits.forget(userId);
     geofences.forgetOwner(userId);

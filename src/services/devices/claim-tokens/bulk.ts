@@ -2,6 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import QRCode from 'qrcode';
 import { AppError } from '../../../platform/http/errors.ts';
+import { MAX_UNIQUE_ID_LENGTH } from '../access.ts';
 import { parseCsv, formatCsvRow } from './csv.ts';
 import type { ClaimTokenStatus } from './repository.ts';
 import type { ClaimTokenService, ClaimTokenView, NewClaimToken, Transfer } from './service.ts';
@@ -19,7 +20,7 @@ const COLUMNS = ['uniqueId', 'modelCode', 'modelName'] as const;
 type Column = (typeof COLUMNS)[number];
 /** The same rules as the API's request schemas. */
 const IDENTIFIER = /^[\x21-\x7E]+$/;
-const LIMITS: Record<Column, number> = { uniqueId: 128, modelCode: 64, modelName: 128 };
+const LIMITS: Record<Column, number> = { uniqueId: MAX_UNIQUE_ID_LENGTH, modelCode: 64, modelName: 128 };
 const EXPORT_PAGE = 1000;
 export const EXPORT_CSV = 'claim-tokens.csv';
 /** Medium error correction survives a scuffed box; 8 pixels a module prints sharply at about 3 cm. */

@@ -1,7 +1,11 @@
+import type { Socket } from 'node:net';
+import type { FastifyBaseLogger } from 'fastify';
 import { createHttpApp } from '../../../platform/http/app.ts';
 import { AppError } from '../../../platform/http/errors.ts';
 import { decodeOsmAnd } from '../protocols/osmand.ts';
+import { assertPlausible } from '../protocols/plausibility.ts';
 import { ProtocolError } from '../protocols/types.ts';
+import type { ConnectionsPerAddress } from './connection-limit.ts';
 import { DeviceRefusedError } from './sink.ts';
 import type { IngestSink } from './sink.ts';
 import type { Listener } from './tcp-server.ts';
@@ -12,13 +16,30 @@ const BODY_LIMIT = 64 * 1024;
 /**
  * The OsmAnd protocol (Traccar Client and OsmAnd-compatible apps): one report per HTTP request, on
  * any path, as a query string, a form body or Traccar Client's JSON. 200 once the position is
- * durable, 400 for a report without an id or with a malformed value, 404 for an unknown or
- * disabled device. The app's own request log stays at warn: a report per device per few seconds
- * would drown everything else.
+ * durable, 400 for a report without an id or with a malformed, overlong or implausible value, 404
+ * for an unknown or disabled device. The app's own request log stays at warn: a report per device
+ * per few seconds would drown everything else.
  */
-export async function listenOsmAnd(options: { port: number; host: string; sink: IngestSink; logLevel: string }): Promise<Listener> {
-  const { sink } = options;
+export async function listenOsmAnd(options: {
+  port: number;
+  host: string;
+  sink: IngestSink;
+  log: FastifyBaseLogger;
+  logLevel: string;
+  connectionsPerAddress: ConnectionsPerAddress;
+}): Promise<Listener> {
+  const { sink, log, connectionsPerAddress } = options;
   const app = createHttpApp({ logLevel: options.logLevel === 'info' ? 'warn' : options.logLevel, bodyLimit: BODY_LIMIT, trustProxy: undefined });
+  app.server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress ?? '';
+    const admission = connectionsPerAddress.open(address);
+    if (!admission.accepted) {
+      if (admission.firstRefusal) log.warn({ protocol: 'osmand', remote: address }, 'device connection refused: too many connections from this address');
+      socket.destroy();
+      return;
+    }
+    socket.once('close', () => connectionsPerAddress.close(address));
+  });
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 
@@ -28,14 +49,16 @@ export async function listenOsmAnd(options: { port: number; host: string; sink: 
     handler: async (request, reply) => {
       let message;
       try {
+        const now = new Date();
         message = decodeOsmAnd(
           {
             query: request.query as Record<string, string | string[] | undefined>,
             contentType: request.headers['content-type'],
             body: request.body as Buffer | undefined,
           },
-          new Date(),
+          now,
         );
+        assertPlausible(message, now);
       } catch (error) {
         if (error instanceof ProtocolError) throw new AppError('BAD_REQUEST', error.message);
         throw error;

@@ -53,7 +53,10 @@ interface DeviceSlot {
   checkedAt: number;
   /** Deleted, disabled or expired: further messages are refused. */
   refused: boolean;
-  /** The last position accepted in fix-time order: what a status report is merged into (Traccar's last location). */
+  /**
+   * The latest stored position in fix-time order: what a status report is merged into (Traccar's
+   * last location). Moves only once a write has committed.
+   */
   last: NewPosition | null;
   /** The latest stored position has been read and the engine state seeded from it. */
   loaded: boolean;
@@ -63,8 +66,18 @@ interface DeviceSlot {
   sessions: number;
 }
 
-/** One message's positions on their way to storage, each flagged in order (moves the latest) or not. */
+/** One accepted message on its way to storage. */
 interface Delivery {
+  slot: DeviceSlot;
+  protocol: string;
+  receivedAt: number;
+  message: DecodedMessage;
+  /** Set by the write: the device fields of its batch are written (never rejects). */
+  fieldsWritten?: Promise<void>;
+}
+
+/** A delivery's rows, each flagged in order (moves the latest) or not. */
+interface PlacedDelivery {
   slot: DeviceSlot;
   positions: NewPosition[];
   inOrder: boolean[];
@@ -77,22 +90,26 @@ interface StoredDelivery {
 }
 
 const DEFAULT_DEVICE_TTL_MS = 5_000;
-/** A busy device changes lastUpdate with every message: writing it at most once a second keeps that cheap. */
+/** Status changes without a message (disconnection, timeout) are written at most once a second, merged. */
 const DEFAULT_DEVICE_WRITE_INTERVAL_MS = 1_000;
-const UNKNOWN_DEVICE_TTL_MS = 1_000;
+/** Device records held in memory at most (the least recently asked for go first). */
+const MAX_CACHED_DEVICES = 100_000;
 /** The status sweep runs at least this often, and often enough to notice a timeout within a quarter of it. */
 const MAX_SWEEP_INTERVAL_MS = 5_000;
 
 /**
  * The ingestion pipeline behind the protocol listeners (DESIGN §1): device lookup → per-device
- * ordering → group-committed durable write → acknowledgement → live positions; then, off the
- * acknowledgement path and strictly in order per device, the event engine, the events and the
- * devices' status, lastUpdate and positionId.
+ * ordering → group-committed durable write, then the devices' status, lastUpdate and positionId of
+ * the batch (so a read after the acknowledgement sees them, DESIGN §5.4) → acknowledgement → live
+ * positions; then, off the acknowledgement path and strictly in order per device, the event engine
+ * and the events.
  *
  * Ordering: a device's messages enter the write queue in the order accept() is called (the
  * connection handler calls it frame by frame), the queue is written first in, first out, and the
  * engine runs over each write in turn. The engine state is only ever replaced synchronously, so the
  * status changes made on arrival, on disconnection and by the sweep interleave safely with it.
+ * Nothing in memory runs ahead of the database: a device's last fix moves only once its write has
+ * committed, so a write that fails leaves no trace.
  */
 export class IngestPipeline implements IngestSink {
   readonly #options: IngestPipelineOptions;
@@ -109,6 +126,8 @@ export class IngestPipeline implements IngestSink {
   #pendingEvents: NewEvent[] = [];
   readonly #pendingUpdates = new Map<number, DeviceStatusChange>();
   #lastDeviceWrite = Number.NEGATIVE_INFINITY;
+  /** Device field writes, one after the other: a later change is never overtaken by an earlier one. */
+  #deviceWrites: Promise<void> = Promise.resolve();
   /** Set while settled() or stop() want the device fields written now. */
   #writeDevicesNow = false;
   #deviceTimer: NodeJS.Timeout | undefined;
@@ -126,14 +145,14 @@ export class IngestPipeline implements IngestSink {
     this.#deviceTtlMs = options.deviceTtlMs ?? DEFAULT_DEVICE_TTL_MS;
     this.#directory = new DeviceDirectory({
       lookup: (uniqueId) => options.devices.findByUniqueId(uniqueId),
-      knownTtlMs: this.#deviceTtlMs,
-      unknownTtlMs: Math.min(this.#deviceTtlMs, UNKNOWN_DEVICE_TTL_MS),
+      ttlMs: this.#deviceTtlMs,
+      maxEntries: MAX_CACHED_DEVICES,
       now: this.#now,
     });
     this.#writer = new GroupCommit<Delivery>({
       batchSize: options.batchSize,
       delayMs: options.batchDelayMs,
-      rowsOf: (delivery) => delivery.positions.length,
+      rowsOf: (delivery) => delivery.message.positions.length + delivery.message.statuses.length,
       write: (deliveries) => this.#write(deliveries),
     });
   }
@@ -141,7 +160,9 @@ export class IngestPipeline implements IngestSink {
   // --- IngestSink ------------------------------------------------------------------------------------------------
 
   async identify(uniqueId: string): Promise<IngestDevice | undefined> {
-    const record = await this.#directory.find(uniqueId);
+    let record = await this.#directory.find(uniqueId);
+    // A refusal is never served from memory: a device re-enabled (here or on another instance) is accepted at once.
+    if (record && this.#isRefused(record)) record = await this.#directory.refresh(uniqueId);
     if (!record || this.#isRefused(record)) return undefined;
     const slot = this.#slotOf(record);
     slot.refused = false;
@@ -156,15 +177,10 @@ export class IngestPipeline implements IngestSink {
     if (!slot.loaded) await this.#load(slot);
     this.#applyStatus(slot, 'online', time);
     this.#update(slot.id).lastUpdate = time;
-
-    const delivery: Delivery = { slot, positions: [], inOrder: [] };
-    for (const decoded of message.positions) this.#place(delivery, fromDecoded(slot.id, protocol, decoded, time));
-    for (const status of message.statuses) this.#place(delivery, mergedStatus(slot.id, protocol, slot.last, status, time));
-    if (delivery.positions.length === 0) {
-      this.#kickEffects();
-      return;
-    }
-    const written = this.#writer.add(delivery);
+    // Even a message with nothing to store goes through the writer: its status and lastUpdate are
+    // written before its acknowledgement.
+    const delivery: Delivery = { slot, protocol, receivedAt: time, message };
+    const written = this.#writer.add(delivery).then(() => delivery.fieldsWritten);
     this.#lastWrite = written.catch(() => undefined);
     await written;
   }
@@ -229,6 +245,7 @@ export class IngestPipeline implements IngestSink {
   /** Resolves once everything accepted so far is stored and its events and statuses are written (tests, benchmarks). */
   async settled(): Promise<void> {
     await this.#lastWrite;
+    await this.#deviceWrites;
     this.#writeDevicesNow = true;
     try {
       this.#kickEffects();
@@ -254,6 +271,19 @@ export class IngestPipeline implements IngestSink {
     const round = this.#round;
     await this.#lastWrite;
     await round;
+  }
+
+  /**
+   * The devices module changed these devices (disabled, attributes, owner): their records are read
+   * again before their next message is taken, instead of within the TTL.
+   */
+  devicesChanged(deviceIds: readonly number[]): void {
+    for (const deviceId of deviceIds) {
+      const slot = this.#slots.get(deviceId);
+      if (!slot) continue;
+      this.#directory.forget(slot.record.uniqueId);
+      slot.checkedAt = Number.NEGATIVE_INFINITY;
+    }
   }
 
   // --- arrival ---------------------------------------------------------------------------------------------------
@@ -317,14 +347,6 @@ export class IngestPipeline implements IngestSink {
     return slot.loading;
   }
 
-  #place(delivery: Delivery, position: NewPosition): void {
-    const { slot } = delivery;
-    const inOrder = slot.last === null || position.fixTime >= slot.last.fixTime;
-    if (inOrder) slot.last = position;
-    delivery.positions.push(position);
-    delivery.inOrder.push(inOrder);
-  }
-
   /** False once the device was deleted. */
   #isCurrent(slot: DeviceSlot): boolean {
     return this.#slots.get(slot.id) === slot;
@@ -356,26 +378,87 @@ export class IngestPipeline implements IngestSink {
 
   // --- the durable write -----------------------------------------------------------------------------------------
 
+  /**
+   * Each delivery's rows in queue order: decoded positions, then its status reports merged into the
+   * last fix before them. `last` holds each device's last fix as the batch goes (starting from the
+   * stored one); the slots keep theirs until the write commits.
+   */
+  #place(deliveries: Delivery[], last: Map<DeviceSlot, NewPosition | null>): PlacedDelivery[] {
+    return deliveries.map(({ slot, protocol, receivedAt, message }) => {
+      const placed: PlacedDelivery = { slot, positions: [], inOrder: [] };
+      let latest = last.has(slot) ? (last.get(slot) as NewPosition | null) : slot.last;
+      const place = (position: NewPosition) => {
+        const inOrder = latest === null || position.fixTime >= latest.fixTime;
+        if (inOrder) latest = position;
+        placed.positions.push(position);
+        placed.inOrder.push(inOrder);
+      };
+      for (const decoded of message.positions) place(fromDecoded(slot.id, protocol, decoded, receivedAt));
+      for (const status of message.statuses) place(mergedStatus(slot.id, protocol, latest, status, receivedAt));
+      last.set(slot, latest);
+      return placed;
+    });
+  }
+
   async #write(deliveries: Delivery[]): Promise<void> {
-    const { rows, moved } = await this.#options.storage.storePositions(deliveries.flatMap((delivery) => delivery.positions));
+    const last = new Map<DeviceSlot, NewPosition | null>();
+    const placed = this.#place(deliveries, last);
+    const { rows, moved } = await this.#options.storage.storePositions(placed.flatMap((delivery) => delivery.positions));
     // Durable from here: everything below is bookkeeping and must not fail the acknowledgement.
+    for (const [slot, position] of last) slot.last = position;
     const live: LivePosition[] = [];
     let index = 0;
-    for (const delivery of deliveries) {
+    for (const delivery of placed) {
       const stored: StoredPosition[] = [];
       delivery.positions.forEach((position, at) => {
         const row = rows[index++] as PositionRow;
         stored.push({ ...position, id: row.id });
         if (delivery.inOrder[at] && this.#isCurrent(delivery.slot)) live.push({ deviceId: row.device_id, json: positionJson(row) });
       });
-      this.#storedDeliveries.push({ slot: delivery.slot, positions: stored, inOrder: delivery.inOrder });
+      if (stored.length > 0) this.#storedDeliveries.push({ slot: delivery.slot, positions: stored, inOrder: delivery.inOrder });
+    }
+    // The batch's devices show what it stored before anyone is told (a read after the ACK sees it).
+    const changes = new Map<number, DeviceStatusChange>();
+    for (const { slot } of placed) {
+      const pending = this.#pendingUpdates.get(slot.id);
+      if (pending && this.#isCurrent(slot)) changes.set(slot.id, pending);
+      this.#pendingUpdates.delete(slot.id);
     }
     for (const entry of moved) {
-      if (this.#slots.has(entry.device_id)) this.#update(entry.device_id).positionId = entry.position_id;
+      if (!this.#slots.has(entry.device_id)) continue;
+      const change = changes.get(entry.device_id) ?? { deviceId: entry.device_id };
+      change.positionId = entry.position_id;
+      changes.set(entry.device_id, change);
     }
-    // After the acknowledgements, which the callers write as soon as this write resolves.
-    if (live.length > 0) this.#publish('tracking.positions.stored', { positions: live }, 'after-acknowledgements');
+    // Not awaited: the next batch's positions are written meanwhile (on PostgreSQL, on another
+    // connection), and each caller waits for its batch's fields before acknowledging (accept()).
+    const fieldsWritten = this.#writeDeviceFields([...changes.values()]);
+    for (const delivery of deliveries) delivery.fieldsWritten = fieldsWritten;
+    // After the acknowledgements, which the callers write as soon as the fields are written.
+    if (live.length > 0) void fieldsWritten.then(() => this.#publish('tracking.positions.stored', { positions: live }, 'after-acknowledgements'));
     this.#kickEffects();
+  }
+
+  /**
+   * Writes device fields after every write of them before (see #deviceWrites). A failure is logged
+   * and the changes wait for the next round: the positions are durable whatever happens here.
+   */
+  #writeDeviceFields(changes: DeviceStatusChange[]): Promise<void> {
+    if (changes.length === 0) return Promise.resolve();
+    const written = this.#deviceWrites.then(async () => {
+      try {
+        await this.#options.devices.updateStatuses(changes);
+      } catch (error) {
+        this.#options.log.error({ err: error, count: changes.length }, 'ingest: device statuses could not be written; trying again');
+        for (const change of changes) {
+          if (!this.#slots.has(change.deviceId)) continue;
+          // What changed since is newer and stays.
+          this.#pendingUpdates.set(change.deviceId, { ...change, ...this.#pendingUpdates.get(change.deviceId) });
+        }
+      }
+    });
+    this.#deviceWrites = written;
+    return written;
   }
 
   // --- effects: engine, events, device statuses --------------------------------------------------------------------
@@ -454,11 +537,7 @@ export class IngestPipeline implements IngestSink {
     } catch (error) {
       this.#options.log.error({ err: error, count: events.length }, 'ingest: events could not be stored');
     }
-    try {
-      if (updates.length > 0) await this.#options.devices.updateStatuses(updates);
-    } catch (error) {
-      this.#options.log.error({ err: error, count: updates.length }, 'ingest: device statuses could not be written');
-    }
+    await this.#writeDeviceFields(updates);
   }
 
   #publish<T extends 'tracking.positions.stored' | 'tracking.events.created'>(

@@ -1,8 +1,11 @@
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
+import { assertPlausible } from '../protocols/plausibility.ts';
 import { ProtocolError } from '../protocols/types.ts';
 import type { ConnectionState, DecodedMessage, TcpProtocol } from '../protocols/types.ts';
+import type { ConnectionsPerAddress } from './connection-limit.ts';
+import { ReceiveBuffer } from './receive-buffer.ts';
 import { DeviceRefusedError } from './sink.ts';
 import type { IngestDevice, IngestSink } from './sink.ts';
 
@@ -16,6 +19,8 @@ export interface TcpListenerOptions {
   maxBufferBytes?: number;
   /** A connection silent this long is closed. */
   idleTimeoutMs: number;
+  /** Shared by the process's listeners: a connection beyond its address's share is closed at once. */
+  connectionsPerAddress: ConnectionsPerAddress;
 }
 
 export interface Listener {
@@ -35,8 +40,9 @@ interface Unacknowledged {
  * One protocol's TCP listener. Each connection's bytes are split into frames and decoded in order.
  * The frames of one read are handed to the sink together (so they share a group commit), and their
  * acknowledgements are written in frame order, each only after the sink has made its message durable.
- * Garbage, a bad checksum, an unknown device or an overfull buffer closes the connection, logged once;
- * what was stored before the bad frame is still acknowledged.
+ * Garbage, a bad checksum, an implausible value (see plausibility.ts), an unknown device or an
+ * overfull buffer closes the connection, logged once; what was stored before the bad frame is still
+ * acknowledged.
  */
 export async function listenTcp(options: TcpListenerOptions): Promise<Listener> {
   const { protocol, sink, log } = options;
@@ -44,12 +50,19 @@ export async function listenTcp(options: TcpListenerOptions): Promise<Listener> 
   const sockets = new Set<net.Socket>();
 
   const server = net.createServer((socket) => {
+    const address = socket.remoteAddress ?? '';
+    const admission = options.connectionsPerAddress.open(address);
+    if (!admission.accepted) {
+      if (admission.firstRefusal) log.warn({ protocol: protocol.name, remote: address }, 'device connection refused: too many connections from this address');
+      socket.destroy();
+      return;
+    }
     sockets.add(socket);
     socket.setNoDelay(true);
     socket.setTimeout(options.idleTimeoutMs, () => drop('idle timeout', undefined, 'info'));
     const state: ConnectionState = {};
     let device: IngestDevice | undefined;
-    let buffer: Buffer = Buffer.alloc(0);
+    const buffer = new ReceiveBuffer();
     let busy = false;
     let dropped = false;
     let unacknowledged: Unacknowledged[] = [];
@@ -90,12 +103,12 @@ export async function listenTcp(options: TcpListenerOptions): Promise<Listener> 
       device = identified;
       state.uniqueId = identified.uniqueId;
       sink.connected(identified);
-      if (protocol.loginReply) socket.write(protocol.loginReply(true));
       return true;
     };
 
     const handle = async (message: DecodedMessage): Promise<boolean> => {
-      if (message.uniqueId !== undefined && message.uniqueId !== device?.uniqueId && !(await identify(message.uniqueId))) return false;
+      const identifying = message.uniqueId !== undefined && message.uniqueId !== device?.uniqueId;
+      if (identifying && !(await identify(message.uniqueId as string))) return false;
       if (!device) {
         if (message.positions.length > 0 || message.statuses.length > 0) {
           drop('data before the device identified itself');
@@ -105,11 +118,12 @@ export async function listenTcp(options: TcpListenerOptions): Promise<Listener> 
         unacknowledged.push({ stored: Promise.resolve(), ack: message.ack });
         return true;
       }
-      // Every message counts (status online), even one with nothing to store.
+      // Every message counts (status online), even one with nothing to store; a Teltonika-style
+      // login reply is the login's acknowledgement, sent once the device shows online.
       const stored = sink.accept(device, protocol.name, message, new Date());
       // Awaited in acknowledge(); a rejection after the connection is gone is nobody's to handle.
       stored.catch(() => undefined);
-      unacknowledged.push({ stored, ack: message.ack });
+      unacknowledged.push({ stored, ack: identifying && protocol.loginReply ? protocol.loginReply(true) : message.ack });
       return true;
     };
 
@@ -118,11 +132,14 @@ export async function listenTcp(options: TcpListenerOptions): Promise<Listener> 
       socket.pause();
       try {
         for (;;) {
-          const { frames, consumed } = protocol.splitFrames(buffer, state);
+          const { frames, consumed } = protocol.splitFrames(buffer.view(), state);
           if (frames.length === 0) break;
-          buffer = buffer.subarray(consumed);
+          buffer.consume(consumed);
           for (const frame of frames) {
-            if (!(await handle(protocol.decode(frame, state, new Date())))) return;
+            const now = new Date();
+            const message = protocol.decode(frame, state, now);
+            assertPlausible(message, now);
+            if (!(await handle(message))) return;
           }
           if (!(await acknowledge())) return;
         }
@@ -138,13 +155,14 @@ export async function listenTcp(options: TcpListenerOptions): Promise<Listener> 
     };
 
     socket.on('data', (chunk: Buffer) => {
-      buffer = buffer.length === 0 ? chunk : Buffer.concat([buffer, chunk]);
-      if (buffer.length > maxBuffer) return drop(`buffer over ${maxBuffer} bytes without a whole frame`);
+      if (buffer.length + chunk.length > maxBuffer) return drop(`buffer over ${maxBuffer} bytes without a whole frame`);
+      buffer.append(chunk);
       if (!busy) void drain();
     });
     socket.on('error', () => socket.destroy());
     socket.on('close', () => {
       sockets.delete(socket);
+      options.connectionsPerAddress.close(address);
       if (device) sink.disconnected(device);
     });
   });

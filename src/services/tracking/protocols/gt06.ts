@@ -10,7 +10,6 @@ import { ProtocolError } from './types.ts';
 const SHORT_HEADER = 0x7878;
 const LONG_HEADER = 0x7979;
 const TRAILER = Buffer.from([0x0d, 0x0a]);
-const MAX_FRAME_LENGTH = 0xffff + 6;
 
 const GT06_MESSAGE = {
   login: 0x01,
@@ -126,20 +125,16 @@ function splitFrames(buffer: Buffer): { frames: Buffer[]; consumed: number } {
     if (available < declared) {
       break;
     }
-    let length = declared;
+    // Traccar cuts a frame whose length field does not point at a trailer at the first 0D0A, but
+    // decode() refuses every such frame, so it is garbage here at once: no search through the buffer.
     if (!buffer.subarray(offset + declared - 2, offset + declared).equals(TRAILER)) {
-      // Some devices send a wrong length byte; like Traccar, fall back to the first trailer.
-      const trailerIndex = buffer.indexOf(TRAILER, offset + 2);
-      if (trailerIndex < 0) {
-        if (available > MAX_FRAME_LENGTH) {
-          throw new ProtocolError('gt06: no frame trailer within the maximum frame length');
-        }
+      if (frames.length > 0) {
         break;
       }
-      length = trailerIndex + 2 - offset;
+      throw new ProtocolError('gt06: the frame length field does not point at a 0D0A trailer');
     }
-    frames.push(buffer.subarray(offset, offset + length));
-    offset += length;
+    frames.push(buffer.subarray(offset, offset + declared));
+    offset += declared;
   }
   return { frames, consumed: offset };
 }
@@ -239,12 +234,21 @@ function report(fix: GpsFix | null, attributes: Record<string, unknown>): Omit<D
   return { positions: [], statuses: [{ deviceTime: fix?.time ?? null, attributes }] };
 }
 
+// Without trailing NULs. Found by one scan from the end: the regex /\0+$/ would retry from every NUL (quadratic).
+function withoutTrailingNuls(text: string): string {
+  let end = text.length;
+  while (end > 0 && text.charCodeAt(end - 1) === 0) {
+    end -= 1;
+  }
+  return text.slice(0, end);
+}
+
 function readText(bytes: Buffer, encoding: 'latin1' | 'utf16be'): string {
   if (encoding === 'utf16be') {
     const swapped = Buffer.from(bytes.subarray(0, bytes.length - (bytes.length % 2)));
-    return swapped.swap16().toString('utf16le').replace(/\0+$/, '');
+    return withoutTrailingNuls(swapped.swap16().toString('utf16le'));
   }
-  return bytes.toString('latin1').replace(/\0+$/, '');
+  return withoutTrailingNuls(bytes.toString('latin1'));
 }
 
 function decodeLogin(reader: ByteReader, state: ConnectionState, serial: number): DecodedMessage {

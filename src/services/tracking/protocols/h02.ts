@@ -53,11 +53,12 @@ function splitFrames(buffer: Buffer, state: ConnectionState): { frames: Buffer[]
       offset += 1;
       continue;
     } else if (marker === TEXT_MARKER) {
-      const end = buffer.indexOf(TEXT_END, offset);
-      if (end < 0 && available > MAX_TEXT_LENGTH) {
-        throw new ProtocolError('h02: text frame without # terminator');
+      // Only the longest frame's worth of bytes is searched, so each call's work is bounded.
+      const end = buffer.subarray(offset, offset + MAX_TEXT_LENGTH).indexOf(TEXT_END);
+      if (end < 0 && available >= MAX_TEXT_LENGTH) {
+        throw new ProtocolError(`h02: text frame without # terminator within ${MAX_TEXT_LENGTH} bytes`);
       }
-      frameLength = end < 0 ? null : end + 1 - offset;
+      frameLength = end < 0 ? null : end + 1;
     } else if (marker === BINARY_MARKER) {
       frameLength = binaryFrameLength(buffer, offset, state);
     } else if (marker === UNKNOWN_BINARY_MARKER) {

@@ -19,7 +19,20 @@ export interface OsmAndMessage extends DecodedMessage {
 
 // Numeric timestamps below this are seconds, above it milliseconds (Traccar's rule).
 const SECONDS_LIMIT = 2 ** 31 - 1;
-const NUMERIC = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+// Limits on what one request may carry. Traccar Client sends about a dozen short parameters; these
+// keep every parser below working on small, bounded text.
+export const OSMAND_LIMITS = {
+  /** Parameters of the query string and the form body together, repeats included; keys of JSON `extras`. */
+  parameters: 100,
+  keyLength: 64,
+  valueLength: 1024,
+  /** A number a device sends fits easily ("-179.123456789012345"); longer text is not one. */
+  numberLength: 32,
+  /** Locations in one JSON document. */
+  locations: 1000,
+} as const;
+// The integer and fraction parts cannot overlap, so matching never backtracks (linear in the input).
+const NUMERIC = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
 const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?$/i;
 const PLAIN_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/;
 // Keys that must never become attribute names (prototype pollution) or are not position data.
@@ -28,7 +41,7 @@ const IGNORED_KEYS = new Set(['__proto__', 'notificationToken']);
 function parseTimestamp(value: string): Date {
   const text = value.trim();
   let time: Date | null = null;
-  if (/^\d+(\.\d+)?$/.test(text)) {
+  if (/^\d+(\.\d+)?$/.test(text) && text.length <= OSMAND_LIMITS.numberLength) {
     const number = Number(text);
     time = new Date(number < SECONDS_LIMIT ? number * 1000 : number);
   } else if (ISO_DATE_TIME.test(text)) {
@@ -49,19 +62,37 @@ function parseTimestamp(value: string): Date {
   return time;
 }
 
-function parseNumber(key: string, value: string): number {
+// A finite number, or null when the text is not one (too long, malformed, or beyond the range of a double).
+function numberFrom(value: string): number | null {
   const text = value.trim();
-  if (!NUMERIC.test(text)) {
+  if (text.length > OSMAND_LIMITS.numberLength || !NUMERIC.test(text)) {
+    return null;
+  }
+  const number = Number(text);
+  return Number.isFinite(number) ? number : null;
+}
+
+function parseNumber(key: string, value: string): number {
+  const number = numberFrom(value);
+  if (number === null) {
     throw new ProtocolError(`invalid ${key}`);
   }
-  return Number(text);
+  return number;
 }
 
 function typedValue(value: string): string | number | boolean {
   if (value === 'true' || value === 'false') {
     return value === 'true';
   }
-  return NUMERIC.test(value.trim()) ? Number(value.trim()) : value;
+  return numberFrom(value) ?? value;
+}
+
+// JSON text copied into an attribute; a longer one is refused like a long parameter.
+function boundedText(key: string, value: string): string {
+  if (value.length > OSMAND_LIMITS.valueLength) {
+    throw new ProtocolError(`${key} is longer than ${OSMAND_LIMITS.valueLength} characters`);
+  }
+  return value;
 }
 
 function buildReport(
@@ -85,17 +116,38 @@ function toMessage(uniqueId: string, reports: { position?: DecodedPosition; stat
   };
 }
 
+// Query and form parameters by key, in one pass; every key and value is checked against the limits first.
 function collectParameters(request: OsmAndRequest): Map<string, string[]> {
+  let count = 0;
+  const checked = (key: string, value: string): string => {
+    count += 1;
+    if (count > OSMAND_LIMITS.parameters) {
+      throw new ProtocolError(`more than ${OSMAND_LIMITS.parameters} parameters`);
+    }
+    if (key.length > OSMAND_LIMITS.keyLength) {
+      throw new ProtocolError(`a parameter name is longer than ${OSMAND_LIMITS.keyLength} characters`);
+    }
+    if (value.length > OSMAND_LIMITS.valueLength) {
+      throw new ProtocolError(`parameter ${key} is longer than ${OSMAND_LIMITS.valueLength} characters`);
+    }
+    return value;
+  };
   const parameters = new Map<string, string[]>();
   if (request.body !== undefined) {
     const form = new URLSearchParams(typeof request.body === 'string' ? request.body : request.body.toString('utf8'));
-    for (const key of new Set(form.keys())) {
-      parameters.set(key, form.getAll(key));
+    for (const [key, value] of form) {
+      const values = parameters.get(key);
+      if (values) {
+        values.push(checked(key, value));
+      } else {
+        parameters.set(key, [checked(key, value)]);
+      }
     }
   }
+  // Query keys win over the same keys in the form.
   for (const [key, value] of Object.entries(request.query)) {
     if (value !== undefined) {
-      parameters.set(key, Array.isArray(value) ? value : [value]);
+      parameters.set(key, (Array.isArray(value) ? value : [value]).map((item) => checked(key, item)));
     }
   }
   return parameters;
@@ -187,7 +239,7 @@ function numberOrNull(value: unknown): number | null {
 function decodeJsonLocation(location: Record<string, unknown>, now: Date) {
   const attributes: Record<string, unknown> = {};
   const fields = { valid: true, altitude: 0, speed: 0, course: 0, accuracy: 0, attributes };
-  const time = typeof location['timestamp'] === 'string' ? parseTimestamp(location['timestamp']) : null;
+  const time = typeof location['timestamp'] === 'string' ? parseTimestamp(boundedText('timestamp', location['timestamp'])) : null;
   let latitude: number | null = null;
   let longitude: number | null = null;
 
@@ -208,7 +260,7 @@ function decodeJsonLocation(location: Record<string, unknown>, now: Date) {
   }
 
   if (typeof location['event'] === 'string') {
-    attributes['event'] = location['event'];
+    attributes['event'] = boundedText('event', location['event']);
   }
   if (typeof location['is_moving'] === 'boolean') {
     attributes['motion'] = location['is_moving'];
@@ -222,7 +274,7 @@ function decodeJsonLocation(location: Record<string, unknown>, now: Date) {
   }
   const activity = location['activity'];
   if (isObject(activity) && typeof activity['type'] === 'string') {
-    attributes['activity'] = activity['type'];
+    attributes['activity'] = boundedText('activity', activity['type']);
   }
   const battery = location['battery'];
   if (isObject(battery)) {
@@ -234,16 +286,24 @@ function decodeJsonLocation(location: Record<string, unknown>, now: Date) {
       attributes['charge'] = battery['is_charging'];
     }
   }
-  const hasAlarm = typeof location['alarm'] === 'string';
+  const alarm = location['alarm'];
+  const hasAlarm = typeof alarm === 'string';
   if (hasAlarm) {
-    attributes['alarm'] = location['alarm'];
+    attributes['alarm'] = boundedText('alarm', alarm);
   }
   const extras = location['extras'];
   if (isObject(extras)) {
-    for (const [key, value] of Object.entries(extras)) {
+    const entries = Object.entries(extras);
+    if (entries.length > OSMAND_LIMITS.parameters) {
+      throw new ProtocolError(`more than ${OSMAND_LIMITS.parameters} extras`);
+    }
+    for (const [key, value] of entries) {
+      if (key.length > OSMAND_LIMITS.keyLength) {
+        throw new ProtocolError(`an extras name is longer than ${OSMAND_LIMITS.keyLength} characters`);
+      }
       const isScalar = typeof value === 'string' || typeof value === 'boolean' || numberOrNull(value) !== null;
       if (isScalar && !IGNORED_KEYS.has(key) && !(key === 'alarm' && hasAlarm)) {
-        attributes[key] = value;
+        attributes[key] = typeof value === 'string' ? boundedText(key, value) : value;
       }
     }
   }
@@ -261,12 +321,15 @@ function decodeJson(body: string, now: Date): OsmAndMessage {
     throw new ProtocolError('JSON body must be an object');
   }
   const deviceId = root['device_id'];
-  const uniqueId = typeof deviceId === 'string' || typeof deviceId === 'number' ? String(deviceId).trim() : '';
+  const uniqueId = typeof deviceId === 'string' || typeof deviceId === 'number' ? boundedText('device_id', String(deviceId)).trim() : '';
   if (!uniqueId) {
     throw new ProtocolError('missing id');
   }
   const location = root['location'];
   const locations = Array.isArray(location) ? location : [location];
+  if (locations.length > OSMAND_LIMITS.locations) {
+    throw new ProtocolError(`more than ${OSMAND_LIMITS.locations} locations`);
+  }
   if (locations.length === 0 || !locations.every(isObject)) {
     throw new ProtocolError('missing location');
   }

@@ -26,7 +26,7 @@ function record(id: number, uniqueId: string, changes: Partial<DeviceRecord> = {
 }
 
 /** A directory over a mutable device table, counting lookups, on a clock the test moves. */
-function setup() {
+function setup(maxEntries = 100) {
   const table = new Map<string, DeviceRecord>([['a', record(1, 'a')]]);
   let now = 1_000;
   let lookups = 0;
@@ -38,8 +38,8 @@ function setup() {
       if (failing) throw new Error('database down');
       return table.get(uniqueId);
     },
-    knownTtlMs: 5_000,
-    unknownTtlMs: 1_000,
+    ttlMs: 5_000,
+    maxEntries,
     now: () => now,
   });
   return {
@@ -75,14 +75,41 @@ describe('device directory (uniqueId lookups for ingestion)', () => {
     assert.equal((await directory.find('a'))?.disabled, true, 'the fresh record');
   });
 
-  it('remembers an unknown device briefly, then asks again', async () => {
-    const { directory, table, lookups, advance } = setup();
+  it('never remembers an unknown device: one created just after a refusal is found on the next ask', async () => {
+    const { directory, table, lookups } = setup();
     assert.equal(await directory.find('b'), undefined);
+    assert.equal(directory.size, 0, 'nothing is held for an unknown id');
     table.set('b', record(2, 'b'));
-    assert.equal(await directory.find('b'), undefined);
-    assert.equal(lookups(), 1);
-    advance(1_000);
     assert.equal((await directory.find('b'))?.id, 2);
+    assert.equal(lookups(), 2);
+  });
+
+  it('made-up ids take no room, and at most maxEntries known devices are held, the least recently asked for going first', async () => {
+    const { directory, table, lookups } = setup(3);
+    await Promise.all(Array.from({ length: 1000 }, (_, index) => directory.find(`random-${index}`)));
+    assert.equal(directory.size, 0);
+    for (const id of ['b', 'c', 'd']) table.set(id, record(id.charCodeAt(0), id));
+    for (const id of ['a', 'b', 'c']) await directory.find(id);
+    await directory.find('a');
+    await directory.find('d');
+    assert.equal(directory.size, 3);
+    const before = lookups();
+    for (const id of ['a', 'c', 'd']) await directory.find(id);
+    assert.equal(lookups(), before, 'a, c and d are held');
+    await directory.find('b');
+    assert.equal(lookups(), before + 1, 'b, the least recently asked for, was dropped');
+  });
+
+  it('forget drops one device, and a read in flight when it is forgotten is not kept', async () => {
+    const { directory, table, lookups } = setup();
+    await directory.find('a');
+    directory.forget('a');
+    const reading = directory.find('a');
+    table.set('a', record(1, 'a', { disabled: true }));
+    directory.forget('a');
+    assert.equal((await reading)?.id, 1);
+    assert.equal((await directory.find('a'))?.disabled, true, 'read again');
+    assert.equal(lookups(), 3);
   });
 
   it('refresh reads at once; forgetDevice drops the device', async () => {

@@ -5,7 +5,7 @@ import { osmAndQuery } from '../../../../src/services/tracking/protocols/encoder
 import { describeEachEngine } from '../../../support/engines.ts';
 import { startTestServer } from '../../../support/server.ts';
 import type { TestLogin, TestServer } from '../../../support/server.ts';
-import { T0, fixAt, latestOf, positionsOf, registerDevice } from './support.ts';
+import { T0, deviceOf, fixAt, latestOf, positionsOf, registerDevice } from './support.ts';
 
 describeEachEngine('OsmAnd listener (Traccar Client), end to end', (engine) => {
   let server: TestServer;
@@ -85,6 +85,62 @@ describeEachEngine('OsmAnd listener (Traccar Client), end to end', (engine) => {
     assert.deepEqual(await positionsOf(server, owner, deviceId), []);
   });
 
+  it('refuses overlong and numerous parameters with 400 BAD_REQUEST, storing nothing', async () => {
+    const deviceId = await registerDevice(server, owner, 'phone-long');
+    const many = Array.from({ length: 101 }, (_, index) => `k${index}=1`).join('&');
+    const cases = [
+      send(`/?id=phone-long&lat=${'1'.repeat(14_000)}x&lon=2`),
+      send('/', { method: 'POST', body: `id=phone-long&lat=1&lon=2&lat=${'1'.repeat(30_000)}x`, contentType: 'application/x-www-form-urlencoded' }),
+      send('/', { method: 'POST', body: `id=phone-long&lat=1&lon=2&${many}`, contentType: 'application/x-www-form-urlencoded' }),
+      send(`/?id=${'7'.repeat(129)}&lat=1&lon=2`),
+    ];
+    for (const reply of await Promise.all(cases)) assert.deepEqual([reply.status, reply.body?.code], [400, 'BAD_REQUEST']);
+    assert.deepEqual(await positionsOf(server, owner, deviceId, 0, Date.now() + 86_400_000), []);
+  });
+
+  it('refuses a value that overflows or a time far ahead with 400, and the device goes on as before', async () => {
+    const deviceId = await registerDevice(server, owner, 'phone-poison');
+    const far = '8640000000000000';
+    const poisons = [
+      send(`/?id=phone-poison&lat=52.5&lon=13.4&speed=1e309&timestamp=${far}`),
+      send(`/?id=phone-poison&lat=52.5&lon=13.4&timestamp=${far}`),
+      send(`/?id=phone-poison&batt=50&timestamp=${far}`),
+      send('/', {
+        method: 'POST',
+        contentType: 'application/json',
+        body: JSON.stringify({ device_id: 'phone-poison', location: { timestamp: new Date(T0).toISOString(), coords: { latitude: 52.5, longitude: 13.4, speed: 1e308 } } }),
+      }),
+    ];
+    for (const reply of await Promise.all(poisons)) assert.deepEqual([reply.status, reply.body?.code], [400, 'BAD_REQUEST']);
+    const everything = () => positionsOf(server, owner, deviceId, 0, Date.now() + 2 * 86_400_000);
+    assert.deepEqual(await everything(), [], 'nothing stored');
+    assert.equal(await latestOf(server, owner, deviceId), undefined, 'no latest position, however far ahead');
+
+    assert.equal((await send(`/?${osmAndQuery('phone-poison', fixAt(0))}`)).status, 200);
+    assert.equal((await send(`/?id=phone-poison&batt=60&timestamp=${(T0 + 10_000) / 1000}`)).status, 200);
+    const stored = await everything();
+    assert.deepEqual(stored.map((position) => [position.fixTime, position.attributes.batteryLevel]), [
+      [fixAt(0).time.toISOString(), undefined],
+      [fixAt(0).time.toISOString(), 60],
+    ]);
+    assert.equal((await deviceOf(server, owner, deviceId)).positionId, stored[1]?.id);
+  });
+
+  it('after its 200 every read of the device shows the report: status, lastUpdate, positionId, latest position', async () => {
+    const deviceId = await registerDevice(server, owner, 'phone-read-your-writes');
+    let lastUpdate = 0;
+    for (let seconds = 0; seconds < 40; seconds++) {
+      const reply = await send(`/?${osmAndQuery('phone-read-your-writes', fixAt(seconds))}`);
+      assert.equal(reply.status, 200);
+      const [device, latest] = await Promise.all([deviceOf(server, owner, deviceId), latestOf(server, owner, deviceId)]);
+      assert.equal(device.status, 'online', `report ${seconds}`);
+      assert.equal(latest?.fixTime, fixAt(seconds).time.toISOString(), `report ${seconds}`);
+      assert.equal(device.positionId, latest?.id, `report ${seconds}`);
+      assert.ok(device.lastUpdate !== null && Date.parse(device.lastUpdate) >= lastUpdate, `report ${seconds}`);
+      lastUpdate = Date.parse(device.lastUpdate);
+    }
+  });
+
   it('answers 404 NOT_FOUND for an unknown or disabled device, and stores nothing', async () => {
     const unknown = await send(`/?${osmAndQuery('phone-nobody', fixAt(0))}`);
     assert.deepEqual([unknown.status, unknown.body?.code], [404, 'NOT_FOUND']);
@@ -95,6 +151,21 @@ describeEachEngine('OsmAnd listener (Traccar Client), end to end', (engine) => {
     const refused = await send(`/?${osmAndQuery('phone-disabled', fixAt(0))}`);
     assert.deepEqual([refused.status, refused.body?.code], [404, 'NOT_FOUND']);
     assert.deepEqual(await positionsOf(server, owner, deviceId), []);
+  });
+
+  it('accepts a device created just after its id was refused, and one re-enabled just after it was refused', async () => {
+    const refused = await send(`/?${osmAndQuery('phone-late', fixAt(0))}`);
+    assert.equal(refused.status, 404);
+    const deviceId = await registerDevice(server, owner, 'phone-late');
+    assert.equal((await send(`/?${osmAndQuery('phone-late', fixAt(1))}`)).status, 200);
+
+    const disabled = await server.app.inject({ method: 'PUT', url: `/api/devices/${deviceId}`, headers: owner.authorization, payload: { disabled: true } });
+    assert.equal(disabled.statusCode, 200);
+    assert.equal((await send(`/?${osmAndQuery('phone-late', fixAt(2))}`)).status, 404);
+    const enabled = await server.app.inject({ method: 'PUT', url: `/api/devices/${deviceId}`, headers: owner.authorization, payload: { disabled: false } });
+    assert.equal(enabled.statusCode, 200);
+    assert.equal((await send(`/?${osmAndQuery('phone-late', fixAt(3))}`)).status, 200);
+    assert.deepEqual((await positionsOf(server, owner, deviceId)).map((position) => position.fixTime), [fixAt(1), fixAt(3)].map((fix) => fix.time.toISOString()));
   });
 
   it('answers 413 for a body over the limit', async () => {

@@ -16,10 +16,21 @@ function configError(env: Record<string, string>): ConfigError {
 }
 
 describe('ingestion settings', () => {
-  it('INGEST_BATCH_SIZE and INGEST_BATCH_DELAY default to 1000 rows and 2 ms and are bounded', () => {
-    assert.deepEqual(loadConfig({}).ingest, { batchSize: 1000, batchDelay: 2 });
-    assert.deepEqual(loadConfig({ INGEST_BATCH_SIZE: '50', INGEST_BATCH_DELAY: '0' }).ingest, { batchSize: 50, batchDelay: 0 });
-    for (const env of [{ INGEST_BATCH_SIZE: '0' }, { INGEST_BATCH_SIZE: '10001' }, { INGEST_BATCH_DELAY: '1001' }, { INGEST_BATCH_DELAY: 'soon' }]) {
+  it('INGEST_BATCH_SIZE, INGEST_BATCH_DELAY and DEVICE_CONNECTIONS_PER_IP default to 1000 rows, 2 ms and 1000 connections and are bounded', () => {
+    assert.deepEqual(loadConfig({}).ingest, { batchSize: 1000, batchDelay: 2, connectionsPerIp: 1000 });
+    assert.deepEqual(loadConfig({ INGEST_BATCH_SIZE: '50', INGEST_BATCH_DELAY: '0', DEVICE_CONNECTIONS_PER_IP: '1' }).ingest, {
+      batchSize: 50,
+      batchDelay: 0,
+      connectionsPerIp: 1,
+    });
+    for (const env of [
+      { INGEST_BATCH_SIZE: '0' },
+      { INGEST_BATCH_SIZE: '10001' },
+      { INGEST_BATCH_DELAY: '1001' },
+      { INGEST_BATCH_DELAY: 'soon' },
+      { DEVICE_CONNECTIONS_PER_IP: '0' },
+      { DEVICE_CONNECTIONS_PER_IP: 'many' },
+    ]) {
       assert.throws(() => loadConfig(env), ConfigError, JSON.stringify(env));
     }
   });

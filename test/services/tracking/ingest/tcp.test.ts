@@ -1,19 +1,23 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { request } from 'undici';
 import { gt06Location, gt06Login, h02Location, teltonikaAvlPacket, teltonikaHandshake } from '../../../../src/services/tracking/protocols/encoders.ts';
 import { describeEachEngine } from '../../../support/engines.ts';
 import { startTestServer } from '../../../support/server.ts';
 import type { TestLogin, TestServer } from '../../../support/server.ts';
-import { DeviceConnection, fixAt, latestOf, positionsOf, registerDevice } from './support.ts';
+import { DeviceConnection, deviceOf, fixAt, latestOf, positionsOf, registerDevice } from './support.ts';
 
 const ACK_ONE = Buffer.from([0, 0, 0, 1]);
 const ACCEPTED = Buffer.from([1]);
 const REFUSED = Buffer.from([0]);
+/** A GT06 heartbeat (0x13 status) with serial 0x01BA, from Traccar's tests; its ack is 10 bytes. */
+const GT06_HEARTBEAT = Buffer.from('78780a13440604000201baaf540d0a', 'hex');
+const DAY_MS = 86_400_000;
 
 describeEachEngine('device TCP listeners, end to end', (engine) => {
   let server: TestServer;
   let owner: TestLogin;
-  const ports = { teltonika: 0, gt06: 0, h02: 0 };
+  const ports = { teltonika: 0, gt06: 0, h02: 0, osmand: 0 };
 
   before(async () => {
     server = await startTestServer(engine);
@@ -22,8 +26,11 @@ describeEachEngine('device TCP listeners, end to end', (engine) => {
     ports.teltonika = await ingestion.listen('teltonika', 0);
     ports.gt06 = await ingestion.listen('gt06', 0);
     ports.h02 = await ingestion.listen('h02', 0);
+    ports.osmand = await ingestion.listen('osmand', 0);
   });
   after(() => server.dispose());
+
+  const everything = (deviceId: number) => positionsOf(server, owner, deviceId, 0, Date.now() + 2 * DAY_MS);
 
   describe('Teltonika', () => {
     it('accepts a known IMEI, acknowledges each packet with its record count once stored', async () => {
@@ -126,6 +133,41 @@ describeEachEngine('device TCP listeners, end to end', (engine) => {
       await connection.assertClosed();
     });
 
+    it('closes without an ACK on a record dated more than a day ahead, storing nothing; the device then goes on', async () => {
+      const deviceId = await registerDevice(server, owner, '356307042441009');
+      const poisoned = await DeviceConnection.open(ports.teltonika);
+      poisoned.write(teltonikaHandshake('356307042441009'));
+      assert.deepEqual(await poisoned.read(1), ACCEPTED);
+      poisoned.write(teltonikaAvlPacket([fixAt(0, { time: new Date(Date.now() + 2 * DAY_MS) })]));
+      await poisoned.assertClosed();
+      assert.equal(poisoned.unread.length, 0, 'no ACK');
+      assert.deepEqual(await everything(deviceId), []);
+
+      const next = await DeviceConnection.open(ports.teltonika);
+      next.write(Buffer.concat([teltonikaHandshake('356307042441009'), teltonikaAvlPacket([fixAt(1)])]));
+      assert.deepEqual(await next.read(5), Buffer.concat([ACCEPTED, ACK_ONE]));
+      assert.deepEqual((await everything(deviceId)).map((position) => position.fixTime), [fixAt(1).time.toISOString()]);
+      await next.close();
+    });
+
+    it('after the handshake reply and after each ACK, the device shows the message at once', async () => {
+      const deviceId = await registerDevice(server, owner, '356307042441010');
+      const connection = await DeviceConnection.open(ports.teltonika);
+      connection.write(teltonikaHandshake('356307042441010'));
+      assert.deepEqual(await connection.read(1), ACCEPTED);
+      const online = await deviceOf(server, owner, deviceId);
+      assert.equal(online.status, 'online');
+      assert.notEqual(online.lastUpdate, null);
+      for (let seconds = 0; seconds < 20; seconds++) {
+        connection.write(teltonikaAvlPacket([fixAt(seconds)]));
+        assert.deepEqual(await connection.read(4), ACK_ONE);
+        const [device, latest] = await Promise.all([deviceOf(server, owner, deviceId), latestOf(server, owner, deviceId)]);
+        assert.equal(latest?.fixTime, fixAt(seconds).time.toISOString());
+        assert.deepEqual([device.status, device.positionId], ['online', latest?.id], `record ${seconds}`);
+      }
+      await connection.close();
+    });
+
     it('keeps an out-of-order record but does not make it the latest position', async () => {
       const deviceId = await registerDevice(server, owner, '356307042441008');
       const connection = await DeviceConnection.open(ports.teltonika);
@@ -162,6 +204,42 @@ describeEachEngine('device TCP listeners, end to end', (engine) => {
         ['gt06', true, 5000],
       ]);
       await connection.close();
+    });
+
+    it('a refused OsmAnd report leaves the device whole: its GT06 heartbeat after it is acknowledged and stored', async () => {
+      const deviceId = await registerDevice(server, owner, '359710049095003');
+      const poison = await request(`http://127.0.0.1:${ports.osmand}/?id=359710049095003&lat=52.5&lon=13.4&speed=1e309&timestamp=8640000000000000`);
+      assert.equal(poison.statusCode, 400);
+      await poison.body.dump();
+      const connection = await DeviceConnection.open(ports.gt06);
+      connection.write(gt06Login('359710049095003', 1));
+      await connection.read(10);
+      connection.write(GT06_HEARTBEAT);
+      const ack = await connection.read(10);
+      assert.deepEqual([ack[3], ack.readUInt16BE(4)], [0x13, 0x01ba]);
+      const [status] = await everything(deviceId);
+      assert.deepEqual([status?.protocol, status?.valid, status?.attributes.status], ['gt06', false, 0x44]);
+      await connection.close();
+    });
+
+    it('accepts a device on the login right after the one refused before it was created, and after it is re-enabled', async () => {
+      const refused = await DeviceConnection.open(ports.gt06);
+      refused.write(gt06Login('359710049095004', 1));
+      await refused.assertClosed();
+      const deviceId = await registerDevice(server, owner, '359710049095004');
+      const accepted = await DeviceConnection.open(ports.gt06);
+      accepted.write(gt06Login('359710049095004', 1));
+      assert.equal((await accepted.read(10))[3], 0x01);
+      await accepted.close();
+
+      for (const disabled of [true, false]) {
+        const changed = await server.app.inject({ method: 'PUT', url: `/api/devices/${deviceId}`, headers: owner.authorization, payload: { disabled } });
+        assert.equal(changed.statusCode, 200, changed.body);
+      }
+      const again = await DeviceConnection.open(ports.gt06);
+      again.write(gt06Login('359710049095004', 2));
+      assert.equal((await again.read(10))[3], 0x01);
+      await again.close();
     });
 
     it('sends no login ack to an unknown device and closes', async () => {
@@ -204,6 +282,16 @@ describeEachEngine('device TCP listeners, end to end', (engine) => {
         ['h02', 'sos'],
       ]);
       await connection.close();
+    });
+
+    it('closes without an echo on a speed beyond any number, storing nothing', async () => {
+      const deviceId = await registerDevice(server, owner, '4210051002');
+      const connection = await DeviceConnection.open(ports.h02);
+      const location = h02Location('4210051002', fixAt(1)).toString('latin1').replace(',10.00,', `,${'9'.repeat(400)},`);
+      connection.write(location);
+      await connection.assertClosed();
+      assert.equal(connection.unread.length, 0);
+      assert.deepEqual(await everything(deviceId), []);
     });
 
     it('closes on an unknown id', async () => {

@@ -44,6 +44,19 @@ function assertFix(
   assertCoordinates(position, expected.latitude, expected.longitude);
 }
 
+// An extended (0x7979) frame: two length bytes, so bodies up to 64 KiB.
+function frame79(type: number, body: Uint8Array, serial = 1): Buffer {
+  const frame = Buffer.alloc(body.length + 11);
+  frame.writeUInt16BE(0x7979, 0);
+  frame.writeUInt16BE(body.length + 5, 2);
+  frame.writeUInt8(type, 4);
+  frame.set(body, 5);
+  frame.writeUInt16BE(serial, body.length + 5);
+  frame.writeUInt16BE(crc16X25(frame.subarray(2, body.length + 7)), body.length + 7);
+  frame.writeUInt16BE(0x0d0a, body.length + 9);
+  return frame;
+}
+
 function frameWithCrc(type: number, body: Uint8Array, serial: number): Buffer {
   const frame = Buffer.alloc(body.length + 10);
   frame.writeUInt16BE(0x7878, 0);
@@ -236,10 +249,19 @@ describe('gt06 framing', () => {
     assert.throws(() => gt06Protocol.decode(frame, {}, NOW), /bad CRC/);
   });
 
-  it('cuts a frame with a wrong length byte at its trailer, then refuses to decode it', () => {
+  it('refuses a frame whose length byte does not point at its trailer, after the frames before it', () => {
     const frame = hex(WRONG_LENGTH_WIFI);
-    assert.deepEqual(gt06Protocol.splitFrames(frame, {}).frames, [frame]);
-    assert.throws(() => gt06Protocol.decode(frame, {}, NOW), ProtocolError);
+    assert.throws(() => gt06Protocol.splitFrames(frame, {}), /length field does not point at a 0D0A trailer/);
+    const buffer = Buffer.concat([hex(LOGIN), frame]);
+    const first = gt06Protocol.splitFrames(buffer, {});
+    assert.deepEqual(first.frames, [hex(LOGIN)]);
+    assert.throws(() => gt06Protocol.splitFrames(buffer.subarray(first.consumed), {}), ProtocolError);
+  });
+
+  it('strips the trailing NULs of a long command reply in one pass', () => {
+    const text = Buffer.concat([Buffer.from([0, 0, 0, 0, 1]), Buffer.from('OK'), Buffer.alloc(60_000)]);
+    const message = gt06Protocol.decode(frame79(0x21, text), {}, NOW);
+    assert.equal(message.statuses[0]?.attributes['result'], 'OK');
   });
 
   it('gives the same frames however the stream is chunked', () => {

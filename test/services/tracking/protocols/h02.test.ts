@@ -227,6 +227,13 @@ describe('h02 framing', () => {
     assert.throws(() => h02Protocol.decode(Buffer.from('HQ#'), {}, NOW), ProtocolError);
   });
 
+  it('refuses a text frame longer than 4096 bytes even when its # comes later, searching no further', () => {
+    const longest = Buffer.from(`*HQ,${'1'.repeat(4096 - 5)}#`);
+    assert.deepEqual(h02Protocol.splitFrames(longest, {}).frames, [longest]);
+    assert.throws(() => h02Protocol.splitFrames(Buffer.from(`*HQ,${'1'.repeat(4096 - 4)}#`), {}), /terminator within 4096 bytes/);
+    assert.throws(() => h02Protocol.splitFrames(Buffer.from(`*HQ,${'1'.repeat(60_000)}#`), {}), /terminator within 4096 bytes/);
+  });
+
   it('gives the same frames however the stream is chunked', () => {
     const stream = [V1_WEST, HEARTBEAT, NBR, XT].map((sentence) => Buffer.from(sentence));
     const joined = Buffer.concat(stream);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { decodeOsmAnd } from '../../../../src/services/tracking/protocols/osmand.ts';
+import { OSMAND_LIMITS, decodeOsmAnd } from '../../../../src/services/tracking/protocols/osmand.ts';
 import type { OsmAndRequest } from '../../../../src/services/tracking/protocols/osmand.ts';
 import { ProtocolError } from '../../../../src/services/tracking/protocols/types.ts';
 import { NOW, assertCoordinates, assertWellFormed, roundTo } from './protocol-test-helpers.ts';
@@ -137,6 +137,32 @@ describe('osmand query string', () => {
     assert.throws(() => decodeUrl('/?id=1&lat=1&lon=2&timestamp=2016-13-27 18:55:47'), /invalid timestamp/);
   });
 
+  it('refuses numbers that are too long or overflow a double, and keeps such text under other keys as text', () => {
+    // Each value would backtrack quadratically in a regex with overlapping digit runs; the length cap comes first.
+    assert.throws(() => decodeUrl(`/?id=1&lat=${'1'.repeat(30_000)}x&lon=2`), /parameter lat is longer than 1024 characters/);
+    assert.throws(() => decodeUrl(`/?id=1&lat=${'1'.repeat(33)}&lon=2`), /invalid lat/);
+    assert.throws(() => decodeUrl('/?id=1&lat=1&lon=2&speed=1e309'), /invalid speed/);
+    assert.throws(() => decodeUrl(`/?id=1&lat=1&lon=2&timestamp=${'9'.repeat(33)}`), /invalid timestamp/);
+    assert.equal(onlyPosition({ query: { id: '1', lat: '1', lon: '2', speed: '12.5e0' } }).speed, 12.5);
+    const position = onlyPosition({ query: { id: '1', lat: '1', lon: '2', big: '1e309', long: '1'.repeat(40) } });
+    assert.deepEqual(position.attributes, { big: '1e309', long: '1'.repeat(40) });
+  });
+
+  it('refuses more parameters than the limit, over-long names and values, form and query together', () => {
+    const many = Array.from({ length: OSMAND_LIMITS.parameters }, (_, index) => `k${index}=1`).join('&');
+    assert.throws(() => decodeOsmAnd({ query: { id: '1' }, body: many }, NOW), /more than 100 parameters/);
+    assert.throws(() => decodeOsmAnd({ query: {}, body: `id=1&${'a'.repeat(200_000)}` }, NOW), /name is longer than 64/);
+    assert.throws(() => decodeUrl(`/?id=1&note=${'x'.repeat(1025)}`), /parameter note is longer than 1024/);
+    assert.throws(() => decodeOsmAnd({ query: { id: '1', cell: Array.from({ length: 101 }, () => '1') } }, NOW), /more than 100/);
+    const message = decodeOsmAnd({ query: { id: '1' }, body: Array.from({ length: OSMAND_LIMITS.parameters - 1 }, (_, index) => `k${index}=1`).join('&') }, NOW);
+    assert.equal(Object.keys(message.statuses[0]?.attributes ?? {}).length, OSMAND_LIMITS.parameters - 1);
+  });
+
+  it('keeps the value of a key repeated in the form, query keys first', () => {
+    const position = onlyPosition({ query: { id: '1', lat: '1' }, body: 'lon=5&x=a&lat=9&x=b&lon=2' });
+    assert.deepEqual([position.latitude, position.longitude, position.attributes['x']], [1, 2, 'b']);
+  });
+
   it('never turns __proto__ into an attribute', () => {
     const position = onlyPosition({ query: { id: '1', lat: '1', lon: '2' }, body: '__proto__=x' });
     assert.equal(Object.getPrototypeOf(position.attributes), Object.prototype);
@@ -194,6 +220,19 @@ describe('osmand Traccar Client JSON', () => {
       deviceTime: new Date('2025-01-01T00:00:00Z'), attributes: { event: 'heartbeat', batteryLevel: 50, charge: true },
     }]);
     assert.equal(message.positions.length, 1);
+  });
+
+  it('refuses JSON documents beyond the limits: long texts, many extras or locations', () => {
+    const json = (document: unknown) => decodeOsmAnd({ query: {}, contentType: 'application/json', body: JSON.stringify(document) }, NOW);
+    const coords = { latitude: 1, longitude: 2 };
+    assert.throws(() => json({ device_id: 'x'.repeat(1025), location: { coords } }), /device_id is longer than 1024/);
+    assert.throws(() => json({ device_id: '1', location: { coords, event: 'e'.repeat(1025) } }), /event is longer/);
+    assert.throws(() => json({ device_id: '1', location: { coords, timestamp: '2'.repeat(1025) } }), /timestamp is longer/);
+    const extras = Object.fromEntries(Array.from({ length: 101 }, (_, index) => [`k${index}`, index]));
+    assert.throws(() => json({ device_id: '1', location: { coords, extras } }), /more than 100 extras/);
+    assert.throws(() => json({ device_id: '1', location: { coords, extras: { note: 'n'.repeat(1025) } } }), /note is longer/);
+    assert.throws(() => json({ device_id: '1', location: Array.from({ length: 1001 }, () => ({})) }), /more than 1000 locations/);
+    assert.equal(json({ device_id: '1', location: Array.from({ length: 1000 }, () => ({})) }).statuses.length, 1000);
   });
 
   it('rejects malformed JSON documents', () => {
