@@ -33,9 +33,8 @@ export interface DevicesTable {
 }
 
 /** One row per (device, user other than the owner): the permission flags are 0/1. */
-export interface DeviceSharesTable {
-  device_id: number;
-  user_id: number;
+/** The permission flags (0/1) and bookkeeping that a share and a pending share have alike. */
+interface ShareColumns {
   position: number;
   events: number;
   geofences: number;
@@ -46,21 +45,18 @@ export interface DeviceSharesTable {
   updated_at: number;
 }
 
+export interface DeviceSharesTable extends ShareColumns {
+  device_id: number;
+  user_id: number;
+}
+
 /**
  * A share made to an e-mail address no account had at the time (lower case): it grants nothing
  * until an account with that address looks at its devices, which turns it into a device_shares row.
  */
-export interface DeviceInvitationsTable {
+export interface DeviceInvitationsTable extends ShareColumns {
   device_id: number;
   email: string;
-  position: number;
-  events: number;
-  geofences: number;
-  notifications: number;
-  commands: number;
-  shared_by: number;
-  created_at: number;
-  updated_at: number;
 }
 
 export interface ClaimTokensTable {
