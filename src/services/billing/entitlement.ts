@@ -1,3 +1,4 @@
+import { ReadThroughCache } from '../../platform/cache.ts';
 import type { BillingProvider, SubscriptionStatus } from './providers/index.ts';
 
 /** The part of a subscription record that decides entitlement. */
@@ -74,30 +75,19 @@ export interface EntitlementCacheOptions {
   now?: () => number;
 }
 
-interface CacheEntry {
-  records: EntitlementRecord[];
-  loadedAt: number;
-}
-
-interface PendingLoad {
-  promise: Promise<EntitlementRecord[]>;
-  /** Set when the user's records changed while the load ran: its result may predate the change. */
-  invalidated: boolean;
-}
-
 /**
  * Per-user records in memory, so a check is a map lookup. Entries hold records rather than answers because
  * a CANCELED subscription stops entitling when its period ends, without any event.
  */
 export class CachedEntitlement implements Entitlement {
-  readonly #options: EntitlementCacheOptions;
+  readonly #cache: ReadThroughCache<number, EntitlementRecord[]>;
+  readonly #load: (userId: number) => Promise<EntitlementRecord[]>;
   readonly #now: () => number;
-  readonly #entries = new Map<number, CacheEntry>();
-  readonly #pending = new Map<number, PendingLoad>();
 
   constructor(options: EntitlementCacheOptions) {
-    this.#options = options;
     this.#now = options.now ?? Date.now;
+    this.#cache = new ReadThroughCache({ ttlMs: options.ttlMs, maxEntries: options.maxEntries, now: this.#now });
+    this.#load = (userId) => options.load(userId);
   }
 
   async isSubscribed(userId: number): Promise<boolean> {
@@ -105,52 +95,15 @@ export class CachedEntitlement implements Entitlement {
   }
 
   async check(userId: number): Promise<SubscriptionCheck> {
-    return checkOf(userId, await this.#records(userId), this.#now());
+    return checkOf(userId, await this.#cache.get(userId, this.#load), this.#now());
   }
 
   /** Forgets the user, including a load already under way, so the next check reads the database. */
   invalidate(userId: number): void {
-    this.#entries.delete(userId);
-    const pending = this.#pending.get(userId);
-    if (pending) pending.invalidated = true;
+    this.#cache.invalidate(userId);
   }
 
   get size(): number {
-    return this.#entries.size;
-  }
-
-  async #records(userId: number): Promise<EntitlementRecord[]> {
-    const entry = this.#entries.get(userId);
-    if (entry && this.#now() - entry.loadedAt < this.#options.ttlMs) {
-      // Re-inserting keeps the map in least-recently-used order for eviction.
-      this.#entries.delete(userId);
-      this.#entries.set(userId, entry);
-      return entry.records;
-    }
-    const running = this.#pending.get(userId);
-    if (running && !running.invalidated) return running.promise;
-    return this.#load(userId);
-  }
-
-  async #load(userId: number): Promise<EntitlementRecord[]> {
-    const loadedAt = this.#now();
-    const pending: PendingLoad = { promise: this.#options.load(userId), invalidated: false };
-    this.#pending.set(userId, pending);
-    try {
-      const records = await pending.promise;
-      if (!pending.invalidated) this.#store(userId, { records, loadedAt });
-      return records;
-    } finally {
-      if (this.#pending.get(userId) === pending) this.#pending.delete(userId);
-    }
-  }
-
-  #store(userId: number, entry: CacheEntry): void {
-    this.#entries.delete(userId);
-    this.#entries.set(userId, entry);
-    if (this.#entries.size > this.#options.maxEntries) {
-      const oldest = this.#entries.keys().next();
-      if (!oldest.done) this.#entries.delete(oldest.value);
-    }
+    return this.#cache.size;
   }
 }

@@ -1,8 +1,8 @@
 import type { UserDirectory } from '../auth/users/directory.ts';
 import { ALL_PERMISSIONS } from './access.ts';
 import type { AccessCheck, DeviceAccess, DeviceGrant, Permission } from './access.ts';
+import type { PerUserCache } from './caches.ts';
 import type { DeviceRepository, GrantRow } from './repository.ts';
-import type { PerUserCache } from './user-cache.ts';
 import { toPermissions } from './views.ts';
 
 const ALLOWED: AccessCheck = { outcome: 'allowed' };
@@ -68,12 +68,14 @@ export class DeviceAccessResolver {
   private readonly devices: DeviceRepository;
   private readonly users: UserDirectory;
   private readonly grants: PerUserCache<GrantRow[]>;
+  private readonly readGrants: (userId: number) => Promise<GrantRow[]>;
   private readonly scopes = new WeakMap<object, Map<number, Promise<DeviceAccess>>>();
 
   constructor(devices: DeviceRepository, users: UserDirectory, grants: PerUserCache<GrantRow[]>) {
     this.devices = devices;
     this.users = users;
     this.grants = grants;
+    this.readGrants = (userId) => devices.grantsOf(userId);
   }
 
   accessFor(userId: number, scope?: object): Promise<DeviceAccess> {
@@ -90,7 +92,7 @@ export class DeviceAccessResolver {
   }
 
   private async load(userId: number): Promise<DeviceAccess> {
-    const [user, rows] = await Promise.all([this.users.get(userId), this.grants.get(userId, () => this.devices.grantsOf(userId))]);
+    const [user, rows] = await Promise.all([this.users.get(userId), this.grants.get(userId, this.readGrants)]);
     const administrator = user?.administrator ?? false;
     const grants = rows.map((row) => toGrant(row, userId, administrator)).sort((a, b) => a.deviceId - b.deviceId);
     return new UserDeviceAccess(userId, administrator, grants, this.devices);

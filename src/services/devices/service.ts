@@ -113,7 +113,7 @@ export class DeviceService {
   }
 
   /**
-   * The user's owned and shared devices, from the cache (see PerUserCache for when it is dropped).
+   * The user's owned and shared devices, from the cache (see DeviceCaches for when it is dropped).
    * Reading them afresh first accepts the shares made to the user's address before the account existed.
    */
   private visibleTo(user: UserAccess): Promise<VisibleDevices> {

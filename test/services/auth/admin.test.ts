@@ -274,12 +274,13 @@ describeEachEngine('ADMIN_EMAIL naming an account someone else registered', (eng
 
 describeEachEngine('auth internal user routes and the remote user directory (split mode)', (engine) => {
   let server: TestServer;
+  let authUrl: string;
   let directory: RemoteUserDirectory;
   before(async () => {
     server = await startTestServer(engine, { SERVICES: 'auth', RATE_LIMITS: 'off' });
     await server.app.listen({ port: 0, host: '127.0.0.1' });
-    const address = server.app.server.address() as { port: number };
-    directory = new RemoteUserDirectory({ authUrl: `http://127.0.0.1:${address.port}`, internalToken: TEST_INTERNAL_TOKEN });
+    authUrl = `http://127.0.0.1:${(server.app.server.address() as { port: number }).port}`;
+    directory = new RemoteUserDirectory({ authUrl, internalToken: TEST_INTERNAL_TOKEN });
   });
   after(async () => {
     await directory.close();
@@ -302,7 +303,7 @@ describeEachEngine('auth internal user routes and the remote user directory (spl
     const id = await createUser(server, { email: 'remote-guard@example.com' });
     assertError(await server.app.inject({ url: `/api/auth/internal/users/${id}` }), 403, 'FORBIDDEN');
     assertError(await server.app.inject({ url: `/api/auth/internal/users/${id}`, headers: { 'x-internal-token': 'wrong' } }), 403, 'FORBIDDEN');
-    const stranger = new RemoteUserDirectory({ authUrl: directory['authUrl'], internalToken: 'not-the-internal-token-at-all-0123' });
+    const stranger = new RemoteUserDirectory({ authUrl, internalToken: 'not-the-internal-token-at-all-0123' });
     await assert.rejects(stranger.get(id), /403/);
     await stranger.close();
   });

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, afterEach, before, describe, it, mock } from 'node:test';
-import { UserAccessCache } from '../../../src/services/auth/users/access-cache.ts';
+import type { FastifyBaseLogger } from 'fastify';
+import pino from 'pino';
+import { EventBus } from '../../../src/platform/bus.ts';
+import { CachedUserDirectory } from '../../../src/services/auth/users/directory.ts';
 import type { UserAccess } from '../../../src/services/auth/users/directory.ts';
 import { RemoteUserDirectory } from '../../../src/services/auth/users/remote-directory.ts';
 import { describeEachEngine } from '../../support/engines.ts';
@@ -13,53 +16,73 @@ function access(id: number, email: string, fields: Partial<UserAccess> = {}): Us
   return { id, email, name: null, administrator: false, disabled: false, readonly: false, deviceReadonly: false, limitCommands: false, expirationTime: null, ...fields };
 }
 
-describe('UserAccessCache', () => {
-  it('answers by id and by e-mail address (any case) from memory once loaded', async () => {
-    const cache = new UserAccessCache(60_000);
-    let loads = 0;
-    const load = async () => (loads++, access(1, 'one@example.com'));
-    await cache.get(1, load);
-    assert.deepEqual(await cache.findByEmail('ONE@example.com', load), access(1, 'one@example.com'));
-    await cache.get(1, load);
-    assert.equal(loads, 1, 'the lookup by id indexed the address too');
-    assert.ok(Object.isFrozen(await cache.get(1, load)), 'shared by every caller, so nobody may change it');
+/** A directory over `stored`, counting reads, with a bus that announces changes. */
+function setup(ttlMs = 60_000) {
+  const stored = new Map<number, UserAccess>();
+  const reads: string[] = [];
+  const bus = new EventBus(pino({ level: 'silent' }) as unknown as FastifyBaseLogger);
+  const directory = new CachedUserDirectory(
+    {
+      byId: async (id) => (reads.push(`id ${id}`), stored.get(id) && { ...stored.get(id)! }),
+      byEmail: async (address) => (reads.push(address), [...stored.values()].find((user) => user.email === address)),
+    },
+    ttlMs,
+    bus,
+  );
+  return { stored, reads, bus, directory };
+}
+
+describe('CachedUserDirectory', () => {
+  it('answers by id and by e-mail address (any case) from memory once read', async () => {
+    const { stored, reads, directory } = setup();
+    stored.set(1, access(1, 'one@example.com'));
+    assert.equal(directory.peek(1), undefined);
+    await directory.get(1);
+    assert.deepEqual(await directory.findByEmail('ONE@example.com'), access(1, 'one@example.com'));
+    assert.deepEqual(directory.peek(1), access(1, 'one@example.com'));
+    await directory.get(1);
+    assert.deepEqual(reads, ['id 1'], 'the read by id indexed the address too');
+    assert.ok(Object.isFrozen(await directory.get(1)), 'shared by every caller, so nobody may change it');
   });
 
   it('does not remember unknown users, so a new account is found at once', async () => {
-    const cache = new UserAccessCache(60_000);
-    assert.equal(await cache.findByEmail('new@example.com', async () => undefined), undefined);
-    assert.deepEqual(await cache.findByEmail('new@example.com', async () => access(2, 'new@example.com')), access(2, 'new@example.com'));
+    const { stored, directory } = setup();
+    assert.equal(await directory.findByEmail('new@example.com'), undefined);
+    assert.equal(await directory.get(2), undefined);
+    stored.set(2, access(2, 'new@example.com'));
+    assert.deepEqual(await directory.findByEmail('new@example.com'), access(2, 'new@example.com'));
+    assert.deepEqual(await directory.get(2), access(2, 'new@example.com'));
   });
 
-  it('forgets a user, and an address that moved to another account is looked up again', async () => {
-    const cache = new UserAccessCache(60_000);
-    await cache.findByEmail('moved@example.com', async () => access(1, 'moved@example.com'));
-    cache.forget(1);
-    assert.equal((await cache.get(1, async () => access(1, 'elsewhere@example.com')))?.email, 'elsewhere@example.com');
-    assert.equal((await cache.findByEmail('moved@example.com', async () => access(2, 'moved@example.com')))?.id, 2);
+  it('forgets a changed or deleted user, and an address that moved to another account is read again', async () => {
+    const { stored, reads, bus, directory } = setup();
+    stored.set(1, access(1, 'moved@example.com'));
+    stored.set(3, access(3, 'deleted@example.com'));
+    await directory.findByEmail('moved@example.com');
+    await directory.get(3);
+    stored.set(1, access(1, 'elsewhere@example.com'));
+    stored.set(2, access(2, 'moved@example.com'));
+    stored.delete(3);
+    await bus.publish('auth.user.changed', { userId: 1 });
+    await bus.publish('auth.user.deleted', { userId: 3 });
+    assert.equal((await directory.get(1))?.email, 'elsewhere@example.com');
+    assert.equal((await directory.findByEmail('moved@example.com'))?.id, 2);
+    assert.equal(await directory.get(3), undefined);
+    assert.deepEqual(reads, ['moved@example.com', 'id 3', 'id 1', 'moved@example.com', 'id 3']);
   });
 
   it('answers a lookup that overlapped a change but does not keep it', async () => {
-    const cache = new UserAccessCache(60_000);
-    let release: () => void = () => {};
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    const slow = cache.get(1, async () => {
-      const before = access(1, 'one@example.com', { administrator: true });
-      await gate;
-      return before;
-    });
-    cache.forget(1);
-    release();
-    assert.equal((await slow)?.administrator, true);
-    assert.equal((await cache.get(1, async () => access(1, 'one@example.com')))?.administrator, false);
-  });
-
-  it('holds at most maxEntries users, dropping the oldest first', async () => {
-    const cache = new UserAccessCache(60_000, 2);
-    const loaded: number[] = [];
-    const get = (id: number) => cache.get(id, async () => (loaded.push(id), access(id, `${id}@example.com`)));
-    for (const id of [1, 2, 3, 3, 2, 1]) await get(id);
-    assert.deepEqual(loaded, [1, 2, 3, 1]);
+    const { stored, bus, directory } = setup();
+    stored.set(1, access(1, 'one@example.com', { administrator: true }));
+    const byId = directory.get(1);
+    const byEmail = directory.findByEmail('one@example.com');
+    // Both reads have taken the row; the change commits and is announced before they answer.
+    stored.set(1, access(1, 'one@example.com'));
+    await bus.publish('auth.user.changed', { userId: 1 });
+    assert.equal((await byId)?.administrator, true);
+    assert.equal((await byEmail)?.administrator, true);
+    assert.equal(directory.peek(1), undefined, 'neither was kept');
+    assert.equal((await directory.findByEmail('one@example.com'))?.administrator, false);
   });
 
   describe('expiry', () => {
@@ -67,12 +90,14 @@ describe('UserAccessCache', () => {
 
     it('reads a user again once ttlMs has passed', async () => {
       mock.timers.enable({ apis: ['Date'], now: 1_000_000 });
-      const cache = new UserAccessCache(2_000);
-      await cache.get(1, async () => access(1, 'one@example.com'));
+      const { stored, directory } = setup(2_000);
+      stored.set(1, access(1, 'one@example.com'));
+      await directory.get(1);
+      stored.set(1, access(1, 'one@example.com', { readonly: true }));
       mock.timers.tick(1_999);
-      assert.equal((await cache.get(1, async () => access(1, 'one@example.com', { readonly: true })))?.readonly, false);
+      assert.equal((await directory.get(1))?.readonly, false);
       mock.timers.tick(1);
-      assert.equal((await cache.get(1, async () => access(1, 'one@example.com', { readonly: true })))?.readonly, true);
+      assert.equal((await directory.get(1))?.readonly, true);
     });
   });
 });

@@ -1,5 +1,5 @@
 import type { EventBus } from '../../../platform/bus.ts';
-import { FOLLOWED_TTL_MS, UserAccessCache } from './access-cache.ts';
+import { ReadThroughCache } from '../../../platform/cache.ts';
 import type { UserRepository, UserRow } from './repository.ts';
 
 /**
@@ -45,31 +45,74 @@ export function toUserAccess(row: UserRow): UserAccess {
   };
 }
 
-/** Every device and tracking request asks who its caller is: answered from memory, dropped when the user changes. */
-export class LocalUserDirectory implements CachingUserDirectory {
-  private readonly users: UserRepository;
-  private readonly cache = new UserAccessCache(FOLLOWED_TTL_MS);
+/** Users a directory remembers; beyond this the least recently used go first. */
+const MAX_USERS = 100_000;
 
-  constructor(users: UserRepository, bus: EventBus) {
-    this.users = users;
-    this.cache.follow(bus);
+/**
+ * How long a user is remembered when the change events reach the directory. They drop users at
+ * once; this only bounds what a lost event leaves behind (Redis pub/sub drops messages while a
+ * connection is down).
+ */
+export const FOLLOWED_TTL_MS = 60_000;
+
+/** How long a user is remembered when no change event can reach the directory (split mode without Redis). */
+export const UNFOLLOWED_TTL_MS = 2_000;
+
+/** Where a caching directory reads the users it does not remember. */
+export interface UserReads {
+  byId(id: number): Promise<UserAccess | undefined>;
+  /** `address` is lower case. */
+  byEmail(address: string): Promise<UserAccess | undefined>;
+}
+
+/**
+ * UserAccess by id (and by address), remembered until the user changes: every write of a field
+ * UserAccess carries publishes 'auth.user.changed' (a deletion 'auth.user.deleted'), and the bus
+ * delivers both to every process when Redis connects them. Unknown users are not remembered, so an
+ * account created a moment ago is found at once.
+ */
+export class CachedUserDirectory implements CachingUserDirectory {
+  readonly #cache: ReadThroughCache<number, UserAccess | undefined, string>;
+  readonly #readById: (id: number) => Promise<UserAccess | undefined>;
+  readonly #readByEmail: (address: string) => Promise<UserAccess | undefined>;
+
+  /** `changes`: the bus that announces changes of users, when one reaches this process. */
+  constructor(reads: UserReads, ttlMs: number, changes?: EventBus) {
+    this.#cache = new ReadThroughCache({ ttlMs, maxEntries: MAX_USERS, indexBy: (user) => [user.email] });
+    // Shared by every caller once remembered: none may change it.
+    this.#readById = async (id) => frozen(await reads.byId(id));
+    this.#readByEmail = async (address) => frozen(await reads.byEmail(address));
+    if (changes) {
+      this.#cache.invalidateOn(changes, 'auth.user.changed', ({ userId }) => userId);
+      this.#cache.invalidateOn(changes, 'auth.user.deleted', ({ userId }) => userId);
+    }
   }
 
   get(id: number): Promise<UserAccess | undefined> {
-    return this.cache.get(id, async () => {
-      const row = await this.users.findById(id);
-      return row && toUserAccess(row);
-    });
+    return this.#cache.get(id, this.#readById);
   }
 
   peek(id: number): UserAccess | undefined {
-    return this.cache.peek(id);
+    return this.#cache.peek(id);
   }
 
   findByEmail(email: string): Promise<UserAccess | undefined> {
-    return this.cache.findByEmail(email, async () => {
-      const row = await this.users.findByEmail(email);
-      return row && toUserAccess(row);
-    });
+    return this.#cache.getBy(email.toLowerCase(), this.#readByEmail, idOf);
+  }
+}
+
+function frozen(user: UserAccess | undefined): UserAccess | undefined {
+  return user && Object.freeze(user);
+}
+
+function idOf(user: UserAccess): number {
+  return user.id;
+}
+
+/** Every device and tracking request asks who its caller is: answered from memory, dropped when the user changes. */
+export class LocalUserDirectory extends CachedUserDirectory {
+  constructor(users: UserRepository, bus: EventBus) {
+    const found = (row: UserRow | undefined) => row && toUserAccess(row);
+    super({ byId: async (id) => found(await users.findById(id)), byEmail: async (address) => found(await users.findByEmail(address)) }, FOLLOWED_TTL_MS, bus);
   }
 }

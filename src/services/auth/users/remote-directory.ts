@@ -1,8 +1,8 @@
 import { Agent, request } from 'undici';
 import type { EventBus } from '../../../platform/bus.ts';
 import { IDENTITY_HEADERS } from '../../../platform/http/identity.ts';
-import { FOLLOWED_TTL_MS, UNFOLLOWED_TTL_MS, UserAccessCache } from './access-cache.ts';
-import type { CachingUserDirectory, UserAccess } from './directory.ts';
+import { CachedUserDirectory, FOLLOWED_TTL_MS, UNFOLLOWED_TTL_MS } from './directory.ts';
+import type { UserAccess } from './directory.ts';
 
 export interface RemoteUserDirectoryOptions {
   /** Base URL of the auth service, e.g. http://auth:8080. */
@@ -21,53 +21,43 @@ export interface RemoteUserDirectoryOptions {
  * UserDirectory over HTTP for split mode: the auth service's internal user routes, with the
  * internal token. Answers are cached like the local directory's (see `changes`).
  */
-export class RemoteUserDirectory implements CachingUserDirectory {
-  private readonly authUrl: string;
-  private readonly internalToken: string;
+export class RemoteUserDirectory extends CachedUserDirectory {
   private readonly agent: Agent;
-  private readonly timeoutMs: number;
-  private readonly cache: UserAccessCache;
 
   constructor(options: RemoteUserDirectoryOptions) {
-    this.authUrl = options.authUrl.replace(/\/$/, '');
-    this.internalToken = options.internalToken;
-    this.timeoutMs = options.timeoutMs ?? 5000;
-    this.agent = new Agent({ connections: 32, keepAliveTimeout: 30_000 });
-    this.cache = new UserAccessCache(options.changes ? FOLLOWED_TTL_MS : UNFOLLOWED_TTL_MS);
-    if (options.changes) this.cache.follow(options.changes);
-  }
-
-  get(id: number): Promise<UserAccess | undefined> {
-    return this.cache.get(id, () => this.fetch(`/api/auth/internal/users/${encodeURIComponent(String(id))}`));
-  }
-
-  peek(id: number): UserAccess | undefined {
-    return this.cache.peek(id);
-  }
-
-  findByEmail(email: string): Promise<UserAccess | undefined> {
-    return this.cache.findByEmail(email, () => this.fetch(`/api/auth/internal/users?email=${encodeURIComponent(email)}`));
+    const authUrl = options.authUrl.replace(/\/$/, '');
+    const agent = new Agent({ connections: 32, keepAliveTimeout: 30_000 });
+    const read = (path: string) => readUser(agent, `${authUrl}${path}`, options.internalToken, options.timeoutMs ?? 5000);
+    super(
+      {
+        byId: (id) => read(`/api/auth/internal/users/${encodeURIComponent(String(id))}`),
+        byEmail: (address) => read(`/api/auth/internal/users?email=${encodeURIComponent(address)}`),
+      },
+      options.changes ? FOLLOWED_TTL_MS : UNFOLLOWED_TTL_MS,
+      options.changes,
+    );
+    this.agent = agent;
   }
 
   close(): Promise<void> {
     return this.agent.close();
   }
+}
 
-  private async fetch(path: string): Promise<UserAccess | undefined> {
-    const response = await request(`${this.authUrl}${path}`, {
-      dispatcher: this.agent,
-      headers: { [IDENTITY_HEADERS.internalToken]: this.internalToken, accept: 'application/json' },
-      headersTimeout: this.timeoutMs,
-      bodyTimeout: this.timeoutMs,
-    });
-    if (response.statusCode === 404) {
-      await response.body.dump();
-      return undefined;
-    }
-    if (response.statusCode !== 200) {
-      await response.body.dump();
-      throw new Error(`the auth service answered ${response.statusCode} for ${path.split('?')[0]}`);
-    }
-    return (await response.body.json()) as UserAccess;
+async function readUser(agent: Agent, url: string, internalToken: string, timeoutMs: number): Promise<UserAccess | undefined> {
+  const response = await request(url, {
+    dispatcher: agent,
+    headers: { [IDENTITY_HEADERS.internalToken]: internalToken, accept: 'application/json' },
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+  });
+  if (response.statusCode === 404) {
+    await response.body.dump();
+    return undefined;
   }
+  if (response.statusCode !== 200) {
+    await response.body.dump();
+    throw new Error(`the auth service answered ${response.statusCode} for ${new URL(url).pathname}`);
+  }
+  return (await response.body.json()) as UserAccess;
 }

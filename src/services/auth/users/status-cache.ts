@@ -1,8 +1,15 @@
+import { ReadThroughCache } from '../../../platform/cache.ts';
 import type { UserRepository } from './repository.ts';
 import { isActive } from './view.ts';
 
 const TTL_MS = 5000;
 const MAX_ENTRIES = 50_000;
+
+interface AccountState {
+  expirationTime: number | null;
+  /** Exists and is neither disabled nor expired when read. */
+  usable: boolean;
+}
 
 /**
  * Whether an account is active (exists, not disabled, not expired), remembered for 5 seconds so
@@ -10,26 +17,23 @@ const MAX_ENTRIES = 50_000;
  * the token check sees at once; this cache only delays an administrator's change of expirationTime.
  */
 export class UserStatusCache {
-  private readonly users: UserRepository;
-  private readonly entries = new Map<number, { expirationTime: number | null; usable: boolean; until: number }>();
+  readonly #cache = new ReadThroughCache<number, AccountState>({ ttlMs: TTL_MS, maxEntries: MAX_ENTRIES });
+  readonly #read: (userId: number) => Promise<AccountState>;
 
   constructor(users: UserRepository) {
-    this.users = users;
+    this.#read = async (userId) => {
+      const row = await users.findById(userId);
+      return { expirationTime: row?.expiration_time ?? null, usable: row !== undefined && isActive(row) };
+    };
   }
 
   async isActive(userId: number): Promise<boolean> {
-    const now = Date.now();
-    let entry = this.entries.get(userId);
-    if (!entry || entry.until <= now) {
-      const row = await this.users.findById(userId);
-      entry = { expirationTime: row?.expiration_time ?? null, usable: row !== undefined && isActive(row), until: now + TTL_MS };
-      if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
-      this.entries.set(userId, entry);
-    }
-    return entry.usable && (entry.expirationTime === null || entry.expirationTime > now);
+    const { usable, expirationTime } = await this.#cache.get(userId, this.#read);
+    return usable && (expirationTime === null || expirationTime > Date.now());
   }
 
+  /** Called once a change of the account has committed: a read in flight that predates it is not kept. */
   forget(userId: number): void {
-    this.entries.delete(userId);
+    this.#cache.invalidate(userId);
   }
 }

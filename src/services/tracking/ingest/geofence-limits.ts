@@ -1,3 +1,4 @@
+import { ReadThroughCache } from '../../../platform/cache.ts';
 import { readNumber } from '../engine/values.ts';
 import type { GeofenceHit } from '../engine/index.ts';
 import type { GeofenceRow } from '../geofences/repository.ts';
@@ -17,20 +18,22 @@ export interface GeofenceLimitsOptions {
  */
 export class GeofenceLimits {
   readonly #options: GeofenceLimitsOptions;
-  readonly #limits = new Map<number, Promise<Map<number, number>>>();
+  readonly #limits = new ReadThroughCache<number, Map<number, number>>();
+  readonly #read: (ownerId: number) => Promise<Map<number, number>>;
 
   constructor(options: GeofenceLimitsOptions) {
     this.#options = options;
+    this.#read = async (ownerId) => new Map((await options.load(ownerId)).map((row) => [row.id, speedLimitOf(row)]));
   }
 
   async hits(ownerId: number, point: LatLon): Promise<GeofenceHit[]> {
     const ids = await this.#options.containing(ownerId, point);
     if (ids.length === 0) return [];
-    let limits = await this.#limitsOf(ownerId);
+    let limits = await this.#limits.get(ownerId, this.#read);
     // A geofence created since the limits were read: read them again once.
     if (ids.some((id) => !limits.has(id))) {
       this.forget(ownerId);
-      limits = await this.#limitsOf(ownerId);
+      limits = await this.#limits.get(ownerId, this.#read);
     }
     return ids.map((id) => {
       const speedLimit = limits.get(id);
@@ -40,19 +43,7 @@ export class GeofenceLimits {
 
   /** The owner's geofences changed (in this process or another), or the owner is gone. */
   forget(ownerId: number): void {
-    this.#limits.delete(ownerId);
-  }
-
-  #limitsOf(ownerId: number): Promise<Map<number, number>> {
-    let limits = this.#limits.get(ownerId);
-    if (!limits) {
-      limits = this.#options.load(ownerId).then((rows) => new Map(rows.map((row) => [row.id, speedLimitOf(row)])));
-      this.#limits.set(ownerId, limits);
-      limits.catch(() => {
-        if (this.#limits.get(ownerId) === limits) this.#limits.delete(ownerId);
-      });
-    }
-    return limits;
+    this.#limits.invalidate(ownerId);
   }
 }
 
