@@ -7,7 +7,7 @@ import { loadConfig } from '../../src/config.ts';
 import { createServer } from '../../src/server.ts';
 import { PASSWORD } from '../services/auth/support/auth.ts';
 import { eventually } from '../support/eventually.ts';
-import { NO_DEVICE_LISTENERS } from '../support/server.ts';
+import { NO_DEVICE_LISTENERS, NO_METRICS } from '../support/server.ts';
 
 const mode = (file: string) => statSync(file).mode & 0o777;
 const SECRET_FILES = ['trackstack.db', 'trackstack.db-wal', 'trackstack.db-shm', 'jwt-private.pem', 'internal-token', 'totp-encryption-key'];
@@ -33,7 +33,7 @@ describe('DATA_DIR on disk', () => {
    * the -wal and -shm files).
    */
   async function whileRunning(check: () => void): Promise<void> {
-    const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', RATE_LIMITS: 'off', ...NO_DEVICE_LISTENERS });
+    const config = loadConfig({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', RATE_LIMITS: 'off', ...NO_DEVICE_LISTENERS, ...NO_METRICS });
     const server = await createServer(config);
     try {
       const email = `user-${Date.now()}@example.com`;

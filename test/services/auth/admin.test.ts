@@ -14,7 +14,7 @@ import { verifyPassword } from '../../../src/services/auth/users/passwords.ts';
 import { RemoteUserDirectory } from '../../../src/services/auth/users/remote-directory.ts';
 import { createSharedDatabase, describeEachEngine } from '../../support/engines.ts';
 import type { SharedTestDatabase } from '../../support/engines.ts';
-import { NO_DEVICE_LISTENERS, TEST_EVENT_CHANNEL, TEST_INTERNAL_TOKEN, startTestServer } from '../../support/server.ts';
+import { NO_DEVICE_LISTENERS, NO_METRICS, TEST_EVENT_CHANNEL, TEST_INTERNAL_TOKEN, startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
 import { assertError, createUser, login, PASSWORD, postJson, signIn, storedUser, totpAt } from './support/auth.ts';
 import type { SignedIn } from './support/auth.ts';
@@ -47,7 +47,7 @@ describeEachEngine('auth administrators', (engine) => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'trackstack-weak-admin-'));
     const database = openDatabase({ engine: 'sqlite', file: ':memory:' });
     try {
-      const config = loadConfig({ DATA_DIR: dataDir, DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'silent', ADMIN_EMAIL: 'weak@example.com', ADMIN_PASSWORD: 'password', ...NO_DEVICE_LISTENERS });
+      const config = loadConfig({ DATA_DIR: dataDir, DATABASE_URL: 'sqlite::memory:', LOG_LEVEL: 'silent', ADMIN_EMAIL: 'weak@example.com', ADMIN_PASSWORD: 'password', ...NO_DEVICE_LISTENERS, ...NO_METRICS });
       await assert.rejects(createServer(config, { database }), /ADMIN_PASSWORD: The password must contain an uppercase letter/);
     } finally {
       await database.close();
@@ -216,6 +216,7 @@ describeEachEngine('ADMIN_EMAIL naming an account someone else registered', (eng
         EVENT_CHANNEL: TEST_EVENT_CHANNEL,
         RATE_LIMITS: 'off',
         ...NO_DEVICE_LISTENERS,
+        ...NO_METRICS,
         ...env,
       }),
     );
