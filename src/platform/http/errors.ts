@@ -1,9 +1,12 @@
+/** An error code's HTTP status and default message. */
+export type ErrorEntry = readonly [status: number, message: string];
+export type ErrorTable = Readonly<Record<string, ErrorEntry>>;
+
 /**
- * Every error code the API can answer, with its HTTP status and default message: the one place
- * clients (and docs/errors.md) learn them from. Modules add their codes here.
+ * The platform's own codes: what the HTTP layer, the access checks and the gateway answer whatever
+ * the module. A module declares its codes in its own `errors.ts` (see `ErrorTables`).
  */
-export const ERROR_CODES = {
-  // platform
+export const PLATFORM_ERRORS = {
   VALIDATION_FAILED: [400, 'The request is invalid'],
   MALFORMED_JSON: [400, 'The request body is not valid JSON'],
   BAD_REQUEST: [400, 'Bad request'],
@@ -76,9 +79,47 @@ export const ERROR_CODES = {
   INVALID_PAYLOAD: [400, 'The webhook payload is invalid'],
   PROVIDER_NOT_CONFIGURED: [400, 'This billing provider is not configured'],
   PURCHASE_TOKEN_TAKEN: [409, 'The purchase token is registered to another user'],
-} as const satisfies Record<string, readonly [number, string]>;
+} as const satisfies ErrorTable;
 
-export type ErrorCode = keyof typeof ERROR_CODES;
+/**
+ * Each owner's table of codes, by owner. A module adds its own by augmenting this interface
+ * (`declare module '…/platform/http/errors.ts' { interface ErrorTables { auth: typeof AUTH_ERRORS } }`)
+ * and passing the same table to `declareErrorCodes`, so `new AppError(code)` is checked against
+ * every declared code at compile time and finds its status and message at run time.
+ */
+export interface ErrorTables {
+  platform: typeof PLATFORM_ERRORS;
+}
+
+export type ErrorCode = { [Owner in keyof ErrorTables]: keyof ErrorTables[Owner] & string }[keyof ErrorTables];
+
+const declared: Record<string, ErrorEntry> = {};
+const owners = new Map<string, keyof ErrorTables>();
+
+/**
+ * Every code declared so far, with its status and default message: the platform's, and each
+ * module's once its `errors.ts` is loaded (its `module.ts` imports it, so every server knows them all).
+ */
+export const ERROR_CODES = declared as { readonly [Code in ErrorCode]: ErrorEntry };
+
+/** Makes an owner's codes known at run time; a code another owner declared already stops the process. */
+export function declareErrorCodes<Owner extends keyof ErrorTables>(owner: Owner, table: ErrorTables[Owner]): void {
+  const taken = Object.keys(table).filter((code) => owners.has(code));
+  if (taken.length > 0) {
+    throw new Error(`Error codes declared twice: ${taken.map((code) => `${code} (by ${owners.get(code)} and ${owner})`).join(', ')}`);
+  }
+  for (const [code, entry] of Object.entries(table)) {
+    owners.set(code, owner);
+    declared[code] = entry;
+  }
+}
+
+/** Who declared a code: `platform` or a module's name. */
+export function errorCodeOwner(code: string): keyof ErrorTables | undefined {
+  return owners.get(code);
+}
+
+declareErrorCodes('platform', PLATFORM_ERRORS);
 
 export interface ErrorDetail {
   path: string;
@@ -101,7 +142,9 @@ export class AppError extends Error {
    * (spec §4.1: a bad reset link is 400, where a bad access token is 401); docs/errors.md names them.
    */
   constructor(code: ErrorCode, message?: string, options?: { details?: ErrorDetail[]; headers?: Record<string, string>; statusCode?: number }) {
-    const [statusCode, fallback] = ERROR_CODES[code];
+    const entry = ERROR_CODES[code] as ErrorEntry | undefined;
+    if (!entry) throw new Error(`Error code ${code} is not declared yet: import the errors.ts of the module that owns it`);
+    const [statusCode, fallback] = entry;
     super(message ?? fallback);
     this.code = code;
     this.statusCode = options?.statusCode ?? statusCode;
