@@ -22,10 +22,6 @@ export const PLATFORM_ERRORS = {
   UPSTREAM_UNAVAILABLE: [502, 'The service behind the gateway is unavailable'],
   // caps that bound what one user may hold (MAX_* settings); details name the limit and the usage
   LIMIT_REACHED: [409, 'A server limit is reached'],
-  // tracking
-  INVALID_AREA: [400, 'The geofence area is invalid'],
-  RANGE_TOO_LARGE: [400, 'The range holds too many positions; narrow it'],
-  WEBSOCKET_REQUIRED: [426, 'This endpoint speaks WebSocket only: send an Upgrade: websocket request'],
   // billing
   INVALID_SIGNATURE: [400, 'The webhook signature is invalid'],
   INVALID_PAYLOAD: [400, 'The webhook payload is invalid'],
