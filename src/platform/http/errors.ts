@@ -22,11 +22,6 @@ export const PLATFORM_ERRORS = {
   UPSTREAM_UNAVAILABLE: [502, 'The service behind the gateway is unavailable'],
   // caps that bound what one user may hold (MAX_* settings); details name the limit and the usage
   LIMIT_REACHED: [409, 'A server limit is reached'],
-  // billing
-  INVALID_SIGNATURE: [400, 'The webhook signature is invalid'],
-  INVALID_PAYLOAD: [400, 'The webhook payload is invalid'],
-  PROVIDER_NOT_CONFIGURED: [400, 'This billing provider is not configured'],
-  PURCHASE_TOKEN_TAKEN: [409, 'The purchase token is registered to another user'],
 } as const satisfies ErrorTable;
 
 /**
