@@ -20,7 +20,7 @@ export const PLATFORM_ERRORS = {
   HEADERS_TOO_LARGE: [431, 'The request headers are too large'],
   INTERNAL_ERROR: [500, 'Internal server error'],
   UPSTREAM_UNAVAILABLE: [502, 'The service behind the gateway is unavailable'],
-  // caps that bound what one user may hold (MAX_* settings); details name the limit and the usage
+  // caps on what one user may hold (MAX_* settings), raised by devices and tracking through limitReached; details name the limit and the usage
   LIMIT_REACHED: [409, 'A server limit is reached'],
 } as const satisfies ErrorTable;
 
@@ -45,7 +45,7 @@ const owners = new Map<string, keyof ErrorTables>();
  */
 export const ERROR_CODES = declared as { readonly [Code in ErrorCode]: ErrorEntry };
 
-/** Makes an owner's codes known at run time; a code another owner declared already stops the process. */
+/** Makes an owner's codes known at run time; a code declared already stops the process, with none of the table declared. */
 export function declareErrorCodes<Owner extends keyof ErrorTables>(owner: Owner, table: ErrorTables[Owner]): void {
   const taken = Object.keys(table).filter((code) => owners.has(code));
   if (taken.length > 0) {
