@@ -10,7 +10,6 @@ import { connectRedis } from '../../platform/redis.ts';
 import { ProfileService } from './account/service.ts';
 import { UserAdminService } from './admin/service.ts';
 import { cookiePolicy } from './cookies.ts';
-import './errors.ts'; // declares the module's error codes wherever the module is loaded
 import { AuthKeys } from './keys.ts';
 import { LegalDocuments } from './legal/documents.ts';
 import { LegalService } from './legal/service.ts';
