@@ -9,7 +9,6 @@ import type { UserDirectory } from '../auth/users/directory.ts';
 import type { DeviceAccessApi } from './access.ts';
 import { DeviceCaches } from './caches.ts';
 import { unavailableUserDirectory } from './callers.ts';
-import './errors.ts'; // declares the module's error codes wherever the module is loaded
 import { registerClaimTokenRoutes } from './claim-tokens/routes.ts';
 import { ClaimTokenService } from './claim-tokens/service.ts';
 import { DeviceAccessResolver } from './grants.ts';
