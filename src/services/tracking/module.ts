@@ -6,7 +6,6 @@ import type { UserDirectory } from '../auth/users/directory.ts';
 import type { DeviceAccessApi } from '../devices/access.ts';
 import { unavailableDevices, unavailableUsers } from './access.ts';
 import type { TrackingApi } from './api.ts';
-import './errors.ts'; // declares the module's error codes wherever the module is loaded
 import { registerEventRoutes } from './events/routes.ts';
 import { EventService } from './events/service.ts';
 import { registerGeofenceRoutes } from './geofences/routes.ts';

@@ -1,5 +1,5 @@
 import { createHttpApp } from '../../../platform/http/app.ts';
-import { AppError } from '../../../platform/http/errors.ts';
+import { AppError } from '../errors.ts';
 import { decodeOsmAnd } from '../protocols/osmand.ts';
 import { ProtocolError } from '../protocols/types.ts';
 import { DeviceRefusedError } from './sink.ts';
