@@ -16,3 +16,6 @@ declare module '../../platform/http/errors.ts' {
 }
 
 declareErrorCodes('billing', BILLING_ERRORS);
+
+/** The module's files raise errors through this import, so the codes above are declared before any is raised. */
+export { AppError } from '../../platform/http/errors.ts';

@@ -4,7 +4,6 @@ import type { ModuleContext, ServiceModule } from '../../platform/module.ts';
 import type { UserDirectory } from '../auth/users/directory.ts';
 import { CachedEntitlement } from './entitlement.ts';
 import type { Entitlement } from './entitlement.ts';
-import './errors.ts'; // declares the module's error codes wherever the module is loaded
 import { BillingRepository } from './repository.ts';
 import { registerSubscriptionRoutes } from './routes.ts';
 import { BillingService } from './service.ts';
