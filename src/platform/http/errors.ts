@@ -41,7 +41,7 @@ const owners = new Map<string, keyof ErrorTables>();
 
 /**
  * Every code declared so far, with its status and default message: the platform's, and each
- * module's once its `errors.ts` is loaded (its `module.ts` imports it, so every server knows them all).
+ * module's once its `errors.ts` is loaded (the module's files import `AppError` from it).
  */
 export const ERROR_CODES = declared as { readonly [Code in ErrorCode]: ErrorEntry };
 
