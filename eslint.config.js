@@ -14,4 +14,15 @@ export default tseslint.config(
       eqeqeq: ['error', 'always'],
     },
   },
+  {
+    // A module raises errors through its own errors.ts, which declares its codes before any is raised.
+    files: ['src/services/**/*.ts'],
+    ignores: ['src/services/*/errors.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ regex: 'platform/http/errors\\.ts$', importNames: ['AppError'], message: "Import AppError from the module's errors.ts." }] },
+      ],
+    },
+  },
 );

@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { HttpApp } from '../platform/http/app.ts';
 import { AppError } from '../platform/http/errors.ts';
 import { ACCESS_TOKEN_COOKIE, IDENTITY_HEADERS, bearerToken } from '../platform/http/identity.ts';
+import '../services/auth/errors.ts'; // declares INVALID_TOKEN and ACCOUNT_EXPIRED, which the gateway raises
 import type { AccessTokenVerifier, VerifiedAccessToken } from '../services/auth/tokens/access-tokens.ts';
 import type { CachingUserDirectory, UserAccess } from '../services/auth/users/directory.ts';
 

@@ -1,14 +1,16 @@
+/** An error code's HTTP status and default message. */
+export type ErrorEntry = readonly [status: number, message: string];
+export type ErrorTable = Readonly<Record<string, ErrorEntry>>;
+
 /**
- * Every error code the API can answer, with its HTTP status and default message: the one place
- * clients (and docs/errors.md) learn them from. Modules add their codes here.
+ * The platform's own codes: what the HTTP layer, the access checks and the gateway answer whatever
+ * the module. A module declares its codes in its own `errors.ts` (see `ErrorTables`).
  */
-export const ERROR_CODES = {
-  // platform
+export const PLATFORM_ERRORS = {
   VALIDATION_FAILED: [400, 'The request is invalid'],
   MALFORMED_JSON: [400, 'The request body is not valid JSON'],
   BAD_REQUEST: [400, 'Bad request'],
   UNAUTHORIZED: [401, 'Authentication required'],
-  INVALID_TOKEN: [401, 'The token is invalid or expired'],
   FORBIDDEN: [403, 'Access denied'],
   NOT_FOUND: [404, 'Not found'],
   REQUEST_TIMEOUT: [408, 'The request took too long to arrive'],
@@ -18,67 +20,49 @@ export const ERROR_CODES = {
   HEADERS_TOO_LARGE: [431, 'The request headers are too large'],
   INTERNAL_ERROR: [500, 'Internal server error'],
   UPSTREAM_UNAVAILABLE: [502, 'The service behind the gateway is unavailable'],
-  // auth
-  INVALID_CREDENTIALS: [401, 'Invalid e-mail or password'],
-  EMAIL_NOT_VERIFIED: [403, 'The e-mail address is not verified'],
-  ACCOUNT_DISABLED: [403, 'The account is disabled'],
-  ACCOUNT_EXPIRED: [403, 'The account has expired'],
-  WEAK_PASSWORD: [400, 'The password is too weak'],
-  TERMS_NOT_ACCEPTED: [400, 'The terms and privacy policy must be accepted'],
-  EMAIL_TAKEN: [409, 'The e-mail address is already registered'],
-  REGISTRATION_DISABLED: [403, 'Registration is disabled'],
-  INVALID_2FA_CODE: [400, 'The code is invalid'],
-  TOTP_ALREADY_ENABLED: [400, 'Two-factor authentication is already enabled'],
-  TWO_FACTOR_ALREADY_ENABLED: [400, 'Two-factor authentication is already enabled; disable it first to switch methods'],
-  TWO_FACTOR_NOT_ENABLED: [400, 'Two-factor authentication is not enabled'],
-  TWO_FACTOR_SETUP_REQUIRED: [400, 'No two-factor setup is pending; call POST /api/auth/2fa/setup first (a setup lasts 10 minutes)'],
-  INVALID_2FA_LOGIN_CODE: [401, 'The two-factor code is invalid'],
-  TEMP_TOKEN_EXPIRED: [401, 'The sign-in attempt has expired or ended after too many wrong codes; sign in again'],
-  INVALID_VERIFICATION_CODE: [400, 'The code is invalid or expired'],
-  INVALID_CURRENT_PASSWORD: [400, 'The current password is wrong'],
-  REFRESH_TOKEN_REUSED: [401, 'The refresh token was already used; that sign-in has been ended everywhere'],
-  USER_NOT_FOUND: [404, 'The user does not exist'],
-  LAST_ADMINISTRATOR: [409, 'The last administrator cannot delete their account; make another administrator first'],
-  ACCOUNT_READONLY: [403, 'The account is read-only'],
-  TERMS_VERSION_OUTDATED: [400, 'The accepted version is not the current version of the terms'],
-  CANNOT_CHANGE_OWN_ACCESS: [400, 'Administrators cannot disable, expire or demote their own account'],
-  REAUTHENTICATION_REQUIRED: [403, 'Confirm with a two-factor code (from the app, the e-mail or a backup code)'],
-  // auth: social login
-  OPENID_PROVIDER_NOT_CONFIGURED: [400, 'This sign-in provider is not configured'],
-  OPENID_PROVIDER_UNSUPPORTED: [400, 'Only the provider "google" can exchange an id_token here'],
-  ID_TOKEN_INVALID: [401, 'The id_token is malformed or its signature does not verify'],
-  ID_TOKEN_EXPIRED: [401, 'The id_token has expired'],
-  ID_TOKEN_WRONG_ISSUER: [401, 'The id_token comes from an unexpected issuer'],
-  ID_TOKEN_WRONG_AUDIENCE: [401, 'The id_token was issued for another client'],
-  ID_TOKEN_EMAIL_UNVERIFIED: [401, 'The id_token carries no verified e-mail address'],
-  OPENID_ACCOUNT_EXISTS: [409, 'An account with this e-mail address exists and cannot be linked; sign in to it another way'],
-  // devices
-  DEVICE_EXISTS: [409, 'A device with this uniqueId already exists'],
-  DEVICE_NOT_CONFIGURED: [400, 'The claim token is not configured for a device yet'],
-  CLAIM_TOKEN_REQUIRED: [400, 'A claim token is required'],
-  CLAIM_TOKEN_NOT_FOUND: [404, 'The claim token does not exist'],
-  CLAIM_TOKEN_ALREADY_CLAIMED: [409, 'The claim token was claimed by another user'],
-  CLAIM_TOKEN_MISMATCH: [400, 'The claim token belongs to a device with another uniqueId'],
-  CLAIM_TOKEN_REVOKED: [409, 'The claim token is revoked'],
-  CLAIM_TOKEN_EXISTS: [409, 'Another claim token already names this uniqueId'],
-  DEVICE_ALREADY_OWNED: [409, 'A device with this uniqueId is registered already: its claim would take it from its owner; send transfer: true to allow that'],
-  DEVICE_REGISTRATION_CLAIM_ONLY: [403, 'Devices are added with their claim token on this server: claim the device, or send its token as deviceToken'],
-  SHARE_EXISTS: [409, 'The device is already shared with this user'],
-  CANNOT_SHARE_WITH_OWNER: [400, 'The owner already has every permission'],
-  // caps that bound what one user may hold (MAX_* settings); details name the limit and the usage
+  // caps on what one user may hold (MAX_* settings), raised by devices and tracking through limitReached; details name the limit and the usage
   LIMIT_REACHED: [409, 'A server limit is reached'],
-  // tracking
-  INVALID_AREA: [400, 'The geofence area is invalid'],
-  RANGE_TOO_LARGE: [400, 'The range holds too many positions; narrow it'],
-  WEBSOCKET_REQUIRED: [426, 'This endpoint speaks WebSocket only: send an Upgrade: websocket request'],
-  // billing
-  INVALID_SIGNATURE: [400, 'The webhook signature is invalid'],
-  INVALID_PAYLOAD: [400, 'The webhook payload is invalid'],
-  PROVIDER_NOT_CONFIGURED: [400, 'This billing provider is not configured'],
-  PURCHASE_TOKEN_TAKEN: [409, 'The purchase token is registered to another user'],
-} as const satisfies Record<string, readonly [number, string]>;
+} as const satisfies ErrorTable;
 
-export type ErrorCode = keyof typeof ERROR_CODES;
+/**
+ * Each owner's table of codes, by owner. A module adds its own by augmenting this interface
+ * (`declare module '…/platform/http/errors.ts' { interface ErrorTables { auth: typeof AUTH_ERRORS } }`)
+ * and passing the same table to `declareErrorCodes`, so `new AppError(code)` is checked against
+ * every declared code at compile time and finds its status and message at run time.
+ */
+export interface ErrorTables {
+  platform: typeof PLATFORM_ERRORS;
+}
+
+export type ErrorCode = { [Owner in keyof ErrorTables]: keyof ErrorTables[Owner] & string }[keyof ErrorTables];
+
+const declared: Record<string, ErrorEntry> = {};
+const owners = new Map<string, keyof ErrorTables>();
+
+/**
+ * Every code declared so far, with its status and default message: the platform's, and each
+ * module's once its `errors.ts` is loaded (the module's files import `AppError` from it).
+ */
+export const ERROR_CODES = declared as { readonly [Code in ErrorCode]: ErrorEntry };
+
+/** Makes an owner's codes known at run time; a code declared already stops the process, with none of the table declared. */
+export function declareErrorCodes<Owner extends keyof ErrorTables>(owner: Owner, table: ErrorTables[Owner]): void {
+  const taken = Object.keys(table).filter((code) => owners.has(code));
+  if (taken.length > 0) {
+    throw new Error(`Error codes declared twice: ${taken.map((code) => `${code} (by ${owners.get(code)} and ${owner})`).join(', ')}`);
+  }
+  for (const [code, entry] of Object.entries(table)) {
+    owners.set(code, owner);
+    declared[code] = entry;
+  }
+}
+
+/** Who declared a code: `platform` or a module's name. */
+export function errorCodeOwner(code: string): keyof ErrorTables | undefined {
+  return owners.get(code);
+}
+
+declareErrorCodes('platform', PLATFORM_ERRORS);
 
 export interface ErrorDetail {
   path: string;
@@ -101,7 +85,9 @@ export class AppError extends Error {
    * (spec §4.1: a bad reset link is 400, where a bad access token is 401); docs/errors.md names them.
    */
   constructor(code: ErrorCode, message?: string, options?: { details?: ErrorDetail[]; headers?: Record<string, string>; statusCode?: number }) {
-    const [statusCode, fallback] = ERROR_CODES[code];
+    const entry = ERROR_CODES[code] as ErrorEntry | undefined;
+    if (!entry) throw new Error(`Error code ${code} is not declared yet: import the errors.ts of the module that owns it`);
+    const [statusCode, fallback] = entry;
     super(message ?? fallback);
     this.code = code;
     this.statusCode = options?.statusCode ?? statusCode;

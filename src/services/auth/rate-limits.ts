@@ -1,4 +1,4 @@
-import { AppError } from '../../platform/http/errors.ts';
+import { AppError } from './errors.ts';
 import type { RateLimiter, RateRule } from '../../platform/rate-limit.ts';
 
 /** DESIGN.md §5.2, plus per-user limits on guessing second factors and current passwords (docs/auth.md). */

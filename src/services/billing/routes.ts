@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { HttpApp } from '../../platform/http/app.ts';
-import { AppError } from '../../platform/http/errors.ts';
+import { AppError } from './errors.ts';
 import { requireIdentity } from '../../platform/http/identity.ts';
 import { isEntitled } from './entitlement.ts';
 import type { Entitlement } from './entitlement.ts';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { EventBus } from '../../platform/bus.ts';
 import type { FactRecorder } from '../../platform/outbox/outbox.ts';
-import { AppError } from '../../platform/http/errors.ts';
+import { AppError } from './errors.ts';
 import type { UserDirectory } from '../auth/users/directory.ts';
 import { isEntitled } from './entitlement.ts';
 import type { EntitlementRecord } from './entitlement.ts';

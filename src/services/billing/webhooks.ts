@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { ConfigError } from '../../config.ts';
 import type { Config } from '../../config.ts';
 import type { HttpApp } from '../../platform/http/app.ts';
-import { AppError } from '../../platform/http/errors.ts';
+import { AppError } from './errors.ts';
 import { createAppleNotificationParser, createGoogleNotificationParser, parseStripeEvent, WebhookError } from './providers/index.ts';
 import type { AppleNotificationParser, GoogleNotificationParser, ProviderNotification } from './providers/index.ts';
 import { toWebhookResponse, WebhookResponse } from './schemas.ts';

@@ -1,4 +1,4 @@
-import { AppError } from '../../platform/http/errors.ts';
+import { AppError } from './errors.ts';
 import type { UserAccess, UserDirectory } from '../auth/users/directory.ts';
 
 /** The user behind a request, as the auth module's directory knows them. */

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { HttpApp } from '../../platform/http/app.ts';
-import { AppError } from '../../platform/http/errors.ts';
+import { AppError } from './errors.ts';
 import { requireIdentity } from '../../platform/http/identity.ts';
 import type { RateLimiter, RateRule } from '../../platform/rate-limit.ts';
 import type { ClaimTokenService } from './claim-tokens/service.ts';

@@ -1,6 +1,7 @@
 import type { EventBus } from '../../platform/bus.ts';
 import type { ServerLimits } from '../../config.ts';
-import { AppError, limitReached } from '../../platform/http/errors.ts';
+import { limitReached } from '../../platform/http/errors.ts';
+import { AppError } from './errors.ts';
 import type { UserAccess, UserDirectory } from '../auth/users/directory.ts';
 import { NO_PERMISSIONS } from './access.ts';
 import type { DevicePermissions } from './access.ts';

@@ -1,4 +1,4 @@
-import { AppError } from '../../platform/http/errors.ts';
+import { AppError } from './errors.ts';
 import type { UserAccess, UserDirectory } from '../auth/users/directory.ts';
 import type { DeviceAccess, DeviceAccessApi, Permission } from '../devices/access.ts';
 

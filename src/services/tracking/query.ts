@@ -1,4 +1,4 @@
-import { AppError } from '../../platform/http/errors.ts';
+import { AppError } from './errors.ts';
 
 /** 400 VALIDATION_FAILED about one query parameter, shaped like the schema validator's answers. */
 export function invalidQuery(parameter: string, message: string): AppError {

@@ -29,7 +29,7 @@ describe('HTTP platform: the error contract', () => {
       async (request) => ({ received: request.body, limit: request.query.limit ?? null }),
     );
     app.get('/conflict', async () => {
-      throw new AppError('DEVICE_EXISTS');
+      throw new AppError('LIMIT_REACHED');
     });
     app.get('/broken', async () => {
       throw new Error('secret internal detail: password=hunter2');
@@ -115,8 +115,8 @@ describe('HTTP platform: the error contract', () => {
     assert.deepEqual(response.json(), {
       statusCode: 409,
       error: 'Conflict',
-      code: 'DEVICE_EXISTS',
-      message: 'A device with this uniqueId already exists',
+      code: 'LIMIT_REACHED',
+      message: 'A server limit is reached',
     });
   });
 

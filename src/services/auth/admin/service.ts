@@ -1,5 +1,5 @@
 import type { EventBus } from '../../../platform/bus.ts';
-import { AppError } from '../../../platform/http/errors.ts';
+import { AppError } from '../errors.ts';
 import type { SessionService } from '../sessions/service.ts';
 import type { TwoFactorService } from '../two-factor/service.ts';
 import type { UserRepository, UserRow } from '../users/repository.ts';

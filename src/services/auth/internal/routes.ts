@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { HttpApp } from '../../../platform/http/app.ts';
-import { AppError } from '../../../platform/http/errors.ts';
+import { AppError } from '../errors.ts';
 import { IdParam } from '../../../platform/http/schemas.ts';
 import type { UserAccess, UserDirectory } from '../users/directory.ts';
 

@@ -1,4 +1,4 @@
-import { AppError } from '../../../platform/http/errors.ts';
+import { AppError } from '../errors.ts';
 import type { UserRepository, UserRow } from '../users/repository.ts';
 import { storedAttributes } from '../users/view.ts';
 import type { LegalDocuments } from './documents.ts';

@@ -1,7 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import type { HttpApp } from '../../../platform/http/app.ts';
-import { AppError } from '../../../platform/http/errors.ts';
+import { AppError } from '../errors.ts';
 import { requireIdentity } from '../../../platform/http/identity.ts';
 import { clearSessionCookies, clientInfo, presentedAccessToken, REFRESH_TOKEN_COOKIE, setSessionCookies } from '../cookies.ts';
 import type { CookiePolicy } from '../cookies.ts';

@@ -1,5 +1,5 @@
 import { randomToken } from '../../../platform/crypto.ts';
-import { AppError } from '../../../platform/http/errors.ts';
+import { AppError } from '../errors.ts';
 import type { RateLimiter } from '../../../platform/rate-limit.ts';
 import { AUTH_RATE_RULES, enforceLimit } from '../rate-limits.ts';
 import { RESEND_COOLDOWN_MS } from '../registration/service.ts';

@@ -1,6 +1,6 @@
 import { createRemoteJWKSet, errors, jwtVerify } from 'jose';
 import type { JWTVerifyGetKey } from 'jose';
-import { AppError } from '../../../platform/http/errors.ts';
+import { AppError } from '../errors.ts';
 import { SocialLoginFailure } from './failures.ts';
 import { allowsPlainHttp } from './providers/discovery.ts';
 import type { DiscoveredIssuer } from './providers/discovery.ts';

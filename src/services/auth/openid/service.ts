@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { AppError } from '../../../platform/http/errors.ts';
+import { AppError } from '../errors.ts';
 import type { ErrorCode } from '../../../platform/http/errors.ts';
 import type { RateLimiter } from '../../../platform/rate-limit.ts';
 import type { ClientInfo, LoginOutcome, SignedIn, SignInService } from '../login/service.ts';

@@ -1,4 +1,4 @@
-import { AppError } from '../../../platform/http/errors.ts';
+import { AppError } from '../errors.ts';
 import type { MailMessage } from '../../../platform/mail.ts';
 import type { RateLimiter } from '../../../platform/rate-limit.ts';
 import type { LegalDocuments } from '../legal/documents.ts';

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { randomToken, sha256 } from '../../../platform/crypto.ts';
-import { AppError } from '../../../platform/http/errors.ts';
+import { AppError } from '../errors.ts';
 import type { AuthKeys } from '../keys.ts';
 import type { NewRefreshToken, RefreshTokenRepository } from './repository.ts';
 import type { SessionService } from './service.ts';

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { randomToken, safeEqual, sha256 } from '../../../platform/crypto.ts';
-import { AppError } from '../../../platform/http/errors.ts';
+import { AppError } from '../errors.ts';
 import type { AuthKeys } from '../keys.ts';
 import type { OneTimeTokenRepository, OneTimeTokenRow } from './one-time-repository.ts';
 

@@ -1,4 +1,4 @@
-import { AppError } from '../../../platform/http/errors.ts';
+import { AppError } from '../errors.ts';
 import type { RateLimiter } from '../../../platform/rate-limit.ts';
 import type { AuthKeys } from '../keys.ts';
 import { AUTH_RATE_RULES, enforceLimit } from '../rate-limits.ts';

@@ -1,4 +1,4 @@
-import { AppError } from '../../../platform/http/errors.ts';
+import { AppError } from '../errors.ts';
 
 /**
  * Password checks one client may have running or waiting at once. Hashes take turns (passwords.ts

@@ -1,4 +1,4 @@
-import { AppError } from '../../../platform/http/errors.ts';
+import { AppError } from '../errors.ts';
 import type { UserRow } from './repository.ts';
 
 /** The User resource of spec §2.1. */

@@ -1,8 +1,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import QRCode from 'qrcode';
-import { AppError } from '../../../platform/http/errors.ts';
 import { MAX_UNIQUE_ID_LENGTH } from '../access.ts';
+import { AppError } from '../errors.ts';
 import { parseCsv, formatCsvRow } from './csv.ts';
 import type { ClaimTokenStatus } from './repository.ts';
 import type { ClaimTokenService, ClaimTokenView, NewClaimToken, Transfer } from './service.ts';

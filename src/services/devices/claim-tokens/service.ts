@@ -1,6 +1,6 @@
 import type { Insertable, Updateable } from 'kysely';
 import type { EventBus } from '../../../platform/bus.ts';
-import { AppError } from '../../../platform/http/errors.ts';
+import { AppError } from '../errors.ts';
 import type { ErrorDetail } from '../../../platform/http/errors.ts';
 import { announceAccessChange } from '../caches.ts';
 import type { DevicesStore } from '../store.ts';

@@ -1,4 +1,4 @@
-import { AppError } from '../../../platform/http/errors.ts';
+import { AppError } from '../errors.ts';
 import type { DeviceAccessApi } from '../../devices/access.ts';
 import { assertDevicePermission } from '../access.ts';
 import type { NewEvent } from '../api.ts';

@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import { createHttpApp } from '../../../platform/http/app.ts';
-import { AppError } from '../../../platform/http/errors.ts';
+import { AppError } from '../errors.ts';
 import { decodeOsmAnd } from '../protocols/osmand.ts';
 import { assertPlausible } from '../protocols/plausibility.ts';
 import { ProtocolError } from '../protocols/types.ts';

@@ -2,7 +2,7 @@ import websocket from '@fastify/websocket';
 import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { HttpApp } from '../../../platform/http/app.ts';
-import { AppError } from '../../../platform/http/errors.ts';
+import { AppError } from '../errors.ts';
 import { ACCESS_TOKEN_COOKIE, IDENTITY_HEADERS, requireIdentity } from '../../../platform/http/identity.ts';
 import type { LiveHub } from './hub.ts';
 import { errorResponses } from '../../../platform/http/schemas.ts';

@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
-import { AppError } from '../../../platform/http/errors.ts';
+import { AppError } from '../errors.ts';
 import type { UserDirectory } from '../../auth/users/directory.ts';
 import type { DeviceAccessApi } from '../../devices/access.ts';
 import { assertDevicePermission, mayUse, requireWriter } from '../access.ts';

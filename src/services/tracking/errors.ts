@@ -1,0 +1,20 @@
+import { declareErrorCodes } from '../../platform/http/errors.ts';
+import type { ErrorTable } from '../../platform/http/errors.ts';
+
+/** The codes the tracking module answers with (docs/errors.md, Tracking). */
+export const TRACKING_ERRORS = {
+  INVALID_AREA: [400, 'The geofence area is invalid'],
+  RANGE_TOO_LARGE: [400, 'The range holds too many positions; narrow it'],
+  WEBSOCKET_REQUIRED: [426, 'This endpoint speaks WebSocket only: send an Upgrade: websocket request'],
+} as const satisfies ErrorTable;
+
+declare module '../../platform/http/errors.ts' {
+  interface ErrorTables {
+    tracking: typeof TRACKING_ERRORS;
+  }
+}
+
+declareErrorCodes('tracking', TRACKING_ERRORS);
+
+/** The module's files raise errors through this import, so the codes above are declared before any is raised. */
+export { AppError } from '../../platform/http/errors.ts';
