@@ -163,6 +163,25 @@ for (const engine of testEngines()) {
       assert.equal((await call(sharee, 'GET', `/api/geofences/${geofenceId}`)).status, 403);
     });
 
+    it('bounds what one internal call may ask, and changes nothing on a refused one', async () => {
+      const send = async (method: 'POST' | 'PUT', path: string, body: unknown) => {
+        const response = await request(`${servicesUrl}${path}`, {
+          method,
+          headers: { 'x-internal-token': TEST_INTERNAL_TOKEN, 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+        return { status: response.statusCode, body: (await response.body.json()) as { code?: string } };
+      };
+      const ids = Array.from({ length: 1001 }, (_, index) => index + 1);
+      assert.equal((await send('POST', '/api/devices/internal/devices/by-id', { ids })).body.code, 'VALIDATION_FAILED');
+      assert.equal((await send('POST', '/api/devices/internal/views', { userId: owner.userId, ids })).status, 400);
+      assert.equal((await send('POST', '/api/devices/internal/devices/by-unique-id', { uniqueId: 'x'.repeat(1025) })).status, 400);
+      const changes = ids.map((id) => ({ deviceId: id === 1 ? deviceId : id + deviceId, positionId: 424242 }));
+      const refused = await send('PUT', '/api/devices/internal/statuses', { changes });
+      assert.deepEqual([refused.status, refused.body.code], [400, 'VALIDATION_FAILED']);
+      assert.equal((await call(owner, 'GET', `/api/devices/${deviceId}`)).body.positionId, positionId, 'the device kept its position');
+    });
+
     it("keeps the devices process's internal routes from clients", async () => {
       const throughGateway = await call(owner, 'GET', `/api/devices/internal/access/${owner.userId}`);
       assert.equal(throughGateway.status, 404);
