@@ -8,7 +8,7 @@ import { openDatabase } from '../src/platform/db/database.ts';
 import type { Database } from '../src/platform/db/database.ts';
 import type { ModuleContext } from '../src/platform/module.ts';
 import { Outbox } from '../src/platform/outbox/outbox.ts';
-import { FACT_CONSUMERS } from '../src/server.ts';
+import { FACT_CONSUMERS } from '../src/modules.ts';
 import { createAuthModule } from '../src/services/auth/module.ts';
 import { createDevicesModule } from '../src/services/devices/module.ts';
 import type { NewPosition, TrackingApi } from '../src/services/tracking/api.ts';

@@ -2,72 +2,38 @@ import path from 'node:path';
 import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import type { Redis } from 'ioredis';
 import { Registry } from 'prom-client';
 import type { Config, ServiceName } from './config.ts';
 import { EventBus } from './platform/bus.ts';
-import type { Topic } from './platform/bus.ts';
 import { randomToken } from './platform/crypto.ts';
 import { openDatabase } from './platform/db/database.ts';
 import type { Database } from './platform/db/database.ts';
 import { migrateModules } from './platform/db/migrations.ts';
-import type { ModuleMigrations } from './platform/db/migrations.ts';
 import { enforceRouteAccess, grantAccess, installRouteAccess, SECURITY_SCHEMES } from './platform/http/access.ts';
-import type { RouteAccessTable } from './platform/http/access.ts';
 import { createHttpApp } from './platform/http/app.ts';
-import { Outbox } from './platform/outbox/outbox.ts';
-import type { FactConsumers } from './platform/outbox/outbox.ts';
 import type { HttpApp } from './platform/http/app.ts';
 import { installIdentity } from './platform/http/identity.ts';
+import { InternalClient } from './platform/http/internal-client.ts';
 import { listenMetrics, measureProcess } from './platform/metrics.ts';
 import type { MetricsListener } from './platform/metrics.ts';
-import type { ModuleContext, ServiceModule } from './platform/module.ts';
-import { connectRedis } from './platform/redis.ts';
+import type { AnyModuleDescriptor, ModuleContext, ModuleDescriptor, Provision, Provisions, ServiceModule } from './platform/module.ts';
+import { Outbox } from './platform/outbox/outbox.ts';
+import { openRedisConnections } from './platform/redis.ts';
 import { readOrCreateSecret } from './platform/secrets.ts';
 import { installAuthentication } from './gateway/authenticate.ts';
 import { allowWebAppOrigin } from './gateway/cross-origin.ts';
 import { installProxy } from './gateway/proxy.ts';
 import type { Upstream } from './gateway/proxy.ts';
 import { connectRemoteVerifier } from './gateway/remote-verifier.ts';
-import { authMigrations, createAuthModule } from './services/auth/module.ts';
+import { FACT_CONSUMERS, MODULE_ROUTE_ACCESS, MODULES, wiringOrder } from './modules.ts';
+import { authModule } from './services/auth/module.ts';
 import type { AuthModule } from './services/auth/module.ts';
-import type { CachingUserDirectory } from './services/auth/users/directory.ts';
-import { RemoteUserDirectory } from './services/auth/users/remote-directory.ts';
-import { authRouteAccess } from './services/auth/route-access.ts';
-import { billingMigrations, createBillingModule } from './services/billing/module.ts';
+import { billingModule } from './services/billing/module.ts';
 import type { BillingModule } from './services/billing/module.ts';
-import { billingRouteAccess } from './services/billing/route-access.ts';
-import { createDevicesModule, devicesConsumes, devicesMigrations } from './services/devices/module.ts';
+import { devicesModule } from './services/devices/module.ts';
 import type { DevicesModule } from './services/devices/module.ts';
-import { devicesRouteAccess } from './services/devices/route-access.ts';
-import { createTrackingModule, trackingConsumes, trackingMigrations } from './services/tracking/module.ts';
+import { trackingModule } from './services/tracking/module.ts';
 import type { TrackingModule } from './services/tracking/module.ts';
-import { trackingRouteAccess } from './services/tracking/route-access.ts';
-
-/** Migrations of every module, in dependency order (auth at the bottom). */
-export const MODULE_MIGRATIONS: Record<ServiceName, ModuleMigrations> = {
-  auth: authMigrations,
-  devices: devicesMigrations,
-  tracking: trackingMigrations,
-  billing: billingMigrations,
-};
-
-/** Which modules act on each fact, known to every process whatever it runs: a fact is recorded once per consumer. */
-export const FACT_CONSUMERS: FactConsumers = factConsumers({ devices: devicesConsumes, tracking: trackingConsumes });
-
-function factConsumers(declarations: Record<string, readonly Topic[]>): FactConsumers {
-  const consumers: Partial<Record<Topic, string[]>> = {};
-  for (const [module, topics] of Object.entries(declarations)) for (const topic of topics) (consumers[topic] ??= []).push(module);
-  return consumers;
-}
-
-/** Every module's routes and who may call each: a gateway-only process routes and authenticates from these. */
-export const MODULE_ROUTE_ACCESS: Record<ServiceName, RouteAccessTable> = {
-  auth: authRouteAccess,
-  devices: devicesRouteAccess,
-  tracking: trackingRouteAccess,
-  billing: billingRouteAccess,
-};
 
 export interface Server {
   app: HttpApp;
@@ -102,9 +68,8 @@ export async function createServer(config: Config, options: ServerOptions = {}):
   const bus = new EventBus(app.log);
   const metrics = new Registry();
   if (config.metrics.port > 0) measureProcess(app, metrics);
-  const redis: Redis[] = config.redisUrl ? [connectRedis(config.redisUrl), connectRedis(config.redisUrl)] : [];
-  const [publisher, subscriber] = redis;
-  if (publisher && subscriber) await bus.connect(publisher, subscriber, config.eventChannel);
+  const redis = config.redisUrl ? openRedisConnections(config.redisUrl, config.eventChannel) : undefined;
+  if (redis) await bus.connect(redis.commands, redis.subscriber, config.eventChannel);
 
   // The gateway fronts the modules that run elsewhere, at their URLs.
   const proxied: Partial<Record<ServiceName, Upstream>> = {};
@@ -119,51 +84,63 @@ export async function createServer(config: Config, options: ServerOptions = {}):
   const ownsDatabase = !options.database && config.services.length > 0;
   const database = config.services.length > 0 ? (options.database ?? openDatabase(config.database)) : undefined;
   const outbox = database && new Outbox({ database, consumers: FACT_CONSUMERS, bus, log: app.log });
+  const local = wiringOrder(config.services);
+  const clients = new Map<ServiceName, InternalClient>();
+  const clientOf = (name: ServiceName, url: string): InternalClient => {
+    let client = clients.get(name);
+    if (!client) clients.set(name, (client = new InternalClient({ baseUrl: url, internalToken, service: name })));
+    return client;
+  };
+  // What this process's modules and gateway need of modules running elsewhere comes through those modules' remote adapters.
+  const provisions: Partial<Provisions> = {};
+  const needed = new Set<Provision>([...local.flatMap((descriptor) => descriptor.needs), ...(config.gateway ? (['users'] as const) : [])]);
+  for (const descriptor of MODULES) {
+    const url = config.upstreams[descriptor.name];
+    if (config.services.includes(descriptor.name) || !url || !descriptor.remote || !needed.has(descriptor.provides)) continue;
+    Object.assign(provisions, {
+      [descriptor.provides]: descriptor.remote({ client: clientOf(descriptor.name, url), bus, hintsArrive: redis !== undefined, log: app.log }),
+    });
+  }
   const cleanups: (() => Promise<void> | void)[] = [];
   const modules: ServiceModule[] = [];
   const started: ServiceModule[] = [];
-  let auth: AuthModule | undefined;
-  let devices: DevicesModule | undefined;
-  let tracking: TrackingModule | undefined;
-  let billing: BillingModule | undefined;
-  let users: CachingUserDirectory | undefined;
   let metricsListener: MetricsListener | undefined;
 
   try {
     if (database && outbox) {
-      await migrateModules(database, config.services.map((name) => MODULE_MIGRATIONS[name]));
-      const ctx: ModuleContext = { config, database, bus, outbox, log: app.log, internalToken, metrics };
-      if (config.services.includes('auth')) modules.push((auth = await createAuthModule(ctx)));
-      users = auth?.api.users ?? remoteUsers(config, internalToken, bus, cleanups);
-      if (config.services.includes('devices')) modules.push((devices = await createDevicesModule(ctx, { users })));
-      if (config.services.includes('tracking')) modules.push((tracking = await createTrackingModule(ctx, { devices: devices?.api, users })));
-      if (config.services.includes('billing')) modules.push((billing = await createBillingModule(ctx, { users })));
+      await migrateModules(database, local.map((descriptor) => descriptor.migrations));
+      const ctx: ModuleContext = { config, database, bus, outbox, log: app.log, internalToken, metrics, redis: redis?.commands };
+      for (const descriptor of local) {
+        const module = await descriptor.create(ctx, needsOf(descriptor, provisions));
+        modules.push(module);
+        if (descriptor.provides && descriptor.provide) Object.assign(provisions, { [descriptor.provides]: descriptor.provide(module) });
+      }
     }
+    const auth = createdModule(modules, authModule);
 
     await app.register(cookie);
     await registerApiDocs(app, config);
     if (config.gateway) {
       await allowWebAppOrigin(app, config);
+      // The gateway reads accounts from the directory the services of this process use.
+      const users = provisions.users;
+      if (!users) throw new Error('the gateway has no user directory');
       if (auth) {
-        installAuthentication(app, auth.api.verifier, internalToken, auth.api.users);
+        installAuthentication(app, auth.api.verifier, internalToken, users);
       } else {
-        const authUrl = config.upstreams.auth as string;
         const remote = await connectRemoteVerifier({
-          authUrl,
+          auth: clientOf('auth', config.upstreams.auth as string),
           issuer: config.publicUrl,
-          internalToken,
           bus,
-          pollRevocations: !config.redisUrl,
+          pollRevocations: !redis,
           log: app.log,
         });
         cleanups.push(remote.stop);
-        // The services of this process share their directory with the gateway; a gateway alone makes its own.
-        users ??= remoteUserDirectory(authUrl, config, internalToken, bus, cleanups);
         installAuthentication(app, remote.verifier, internalToken, users);
       }
     }
     installIdentity(app, internalToken);
-    if (modules.length > 0) enforceRouteAccess(app, async (userId) => (await users?.get(userId))?.administrator === true);
+    if (modules.length > 0) enforceRouteAccess(app, async (userId) => (await provisions.users?.get(userId))?.administrator === true);
     for (const module of modules) await module.registerRoutes(app);
     if (Object.keys(proxied).length > 0) await installProxy(app, proxied);
     await app.ready();
@@ -177,7 +154,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     await outbox?.stop();
     for (const module of started.reverse()) await module.stop?.().catch(() => {});
     for (const cleanup of cleanups) await cleanup();
-    await Promise.allSettled([app.close(), ...redis.map((connection) => connection.quit())]);
+    await Promise.allSettled([app.close(), ...[...clients.values()].map((client) => client.close()), redis?.close()]);
     if (ownsDatabase) await database?.close();
     throw error;
   }
@@ -190,38 +167,32 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     outbox,
     metrics,
     metricsUrl: metricsListener?.url,
-    auth,
-    devices,
-    tracking,
-    billing,
+    auth: createdModule(modules, authModule),
+    devices: createdModule(modules, devicesModule),
+    tracking: createdModule(modules, trackingModule),
+    billing: createdModule(modules, billingModule),
     async close() {
       await metricsListener?.close();
       await app.close();
       await outbox?.stop();
       for (const module of [...modules].reverse()) await module.stop?.();
       for (const cleanup of cleanups) await cleanup();
-      await Promise.allSettled(redis.map((connection) => connection.quit()));
+      await Promise.allSettled([...clients.values()].map((client) => client.close()));
+      await redis?.close();
       if (ownsDatabase) await database?.close();
     },
   };
 }
 
-/** In a process without the auth module, users are looked up over HTTP at AUTH_URL. */
-function remoteUsers(config: Config, internalToken: string, bus: EventBus, cleanups: (() => Promise<void> | void)[]): CachingUserDirectory | undefined {
-  return config.upstreams.auth ? remoteUserDirectory(config.upstreams.auth, config, internalToken, bus, cleanups) : undefined;
+/** The provisions a module needs, as this process has them. */
+function needsOf(descriptor: AnyModuleDescriptor, provisions: Partial<Provisions>): Partial<Provisions> {
+  return Object.fromEntries(descriptor.needs.map((need: Provision) => [need, provisions[need]]));
 }
 
-function remoteUserDirectory(
-  authUrl: string,
-  config: Config,
-  internalToken: string,
-  bus: EventBus,
-  cleanups: (() => Promise<void> | void)[],
-): CachingUserDirectory {
-  // With Redis the auth service's user-changed events reach this process, so its cache can follow them.
-  const directory = new RemoteUserDirectory({ authUrl, internalToken, changes: config.redisUrl ? bus : undefined });
-  cleanups.push(() => directory.close());
-  return directory;
+/** The module `descriptor` created in this process, if it runs here. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any provisions: only the module's type matters here
+function createdModule<M extends ServiceModule>(modules: readonly ServiceModule[], descriptor: ModuleDescriptor<any, any, M>): M | undefined {
+  return modules.find((module) => module.name === descriptor.name) as M | undefined;
 }
 
 async function registerApiDocs(app: HttpApp, config: Config): Promise<void> {

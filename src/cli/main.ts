@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { ConfigError, SERVICE_NAMES, loadConfig } from '../config.ts';
 import { openDatabase } from '../platform/db/database.ts';
 import { migrateModules } from '../platform/db/migrations.ts';
-import { MODULE_MIGRATIONS } from '../server.ts';
+import { MODULE_MIGRATIONS } from '../modules.ts';
 import { runUserCommand, USER_USAGE } from '../services/auth/cli.ts';
 import { CLAIM_TOKENS_USAGE, runClaimTokensCommand } from '../services/devices/claim-tokens/cli.ts';
 

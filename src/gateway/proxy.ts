@@ -28,26 +28,29 @@ export interface Upstream {
  * declared access is known before the request leaves.
  */
 export async function installProxy(app: HttpApp, upstreams: Partial<Record<ServiceName, Upstream>>): Promise<void> {
-  await app.register(replyFrom, { undici: { connections: 128, pipelining: 1, keepAliveTimeout: 30_000 } });
-  app.removeAllContentTypeParsers();
-  // The body stays the raw stream, which reply-from pipes to the upstream as it is.
-  app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
   // The live socket's upgrade needs its own forwarding; only a process that proxies tracking sees one.
   if (upstreams.tracking) acceptUpgrades(app);
+  // A context of its own: the raw bodies are for the forwarded routes only, not for the modules this process runs.
+  await app.register(async (proxy) => {
+    await proxy.register(replyFrom, { undici: { connections: 128, pipelining: 1, keepAliveTimeout: 30_000 } });
+    proxy.removeAllContentTypeParsers();
+    // The body stays the raw stream, which reply-from pipes to the upstream as it is.
+    proxy.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
 
-  // OPTIONS stays unrouted: services answer none, and the web app's preflights are the gateway's (cross-origin.ts).
-  for (const [service, upstream] of Object.entries(upstreams) as [ServiceName, Upstream][]) {
-    for (const route of Object.keys(upstream.routes)) {
-      const [method, url] = route.split(' ') as [HTTPMethods, string];
-      app.route({
-        method,
-        url,
-        schema: { hide: true },
-        onRequest: forwardRequestId,
-        handler: (request, reply) => forward(request, reply, service, upstream.url),
-      });
+    // OPTIONS stays unrouted: services answer none, and the web app's preflights are the gateway's (cross-origin.ts).
+    for (const [service, upstream] of Object.entries(upstreams) as [ServiceName, Upstream][]) {
+      for (const route of Object.keys(upstream.routes)) {
+        const [method, url] = route.split(' ') as [HTTPMethods, string];
+        proxy.route({
+          method,
+          url,
+          schema: { hide: true },
+          onRequest: forwardRequestId,
+          handler: (request, reply) => forward(request, reply, service, upstream.url),
+        });
+      }
     }
-  }
+  });
 }
 
 function forward(request: FastifyRequest, reply: FastifyReply, service: ServiceName, upstream: string) {

@@ -1,9 +1,13 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { Redis } from 'ioredis';
 import type { Registry } from 'prom-client';
 import type { Config, ServiceName } from '../config.ts';
-import type { EventBus } from './bus.ts';
+import type { EventBus, Topic } from './bus.ts';
 import type { Database } from './db/database.ts';
+import type { ModuleMigrations } from './db/migrations.ts';
+import type { RouteAccessTable } from './http/access.ts';
 import type { HttpApp } from './http/app.ts';
+import type { InternalClient } from './http/internal-client.ts';
 import type { Outbox } from './outbox/outbox.ts';
 
 /** What every service module receives from main. */
@@ -17,15 +21,71 @@ export interface ModuleContext {
   internalToken: string;
   /** Where the module registers its Prometheus metrics (platform/metrics.ts); absent where a test builds a module by hand. */
   metrics?: Registry;
+  /** The process's one Redis connection for commands (REDIS_URL), shared by every module; the platform opens and closes it. */
+  redis?: Redis;
 }
 
 /**
- * A service module as main runs it: its HTTP routes and lifecycle. Its migrations are a separate
- * export (they run before the module is created); its typed interface is its own `api`.
+ * A service module as main runs it: its HTTP routes and lifecycle. Its typed interface is its own
+ * `api`; everything main must know before creating it is in its descriptor.
  */
 export interface ServiceModule {
   name: ServiceName;
   registerRoutes(app: HttpApp): Promise<void> | void;
   start?(): Promise<void>;
   stop?(): Promise<void>;
+}
+
+/**
+ * What modules offer each other, by name: each providing module adds its entry by declaration
+ * merging (`declare module '…/platform/module.ts' { interface Provisions { devices: DeviceAccessApi } }`),
+ * so the platform knows no service.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by declaration merging
+export interface Provisions {}
+
+export type Provision = keyof Provisions & string;
+
+/** The provisions a module needs: in-process, remote, or undefined where this process can reach neither. */
+export type Needs<N extends Provision> = { [K in N]: Provisions[K] | undefined };
+
+/** What a remote adapter is given to reach the module's process. */
+export interface RemoteContext {
+  /** Calls the module's process (its URL, e.g. DEVICES_URL) with the internal token; the platform closes it. */
+  client: InternalClient;
+  /** This process's bus. */
+  bus: EventBus;
+  /** Whether Redis carries the other processes' hints to `bus` (REDIS_URL); without it an adapter cannot follow their changes. */
+  hintsArrive: boolean;
+  log: FastifyBaseLogger;
+}
+
+export interface ModuleDescriptor<P extends Provision, N extends Provision, M extends ServiceModule> {
+  name: ServiceName;
+  migrations: ModuleMigrations;
+  /** Every route of the module and who may call it; a gateway fronting the module elsewhere routes by it. */
+  routeAccess: RouteAccessTable;
+  /** The facts the module acts on: every process records them for it, wherever it runs (DESIGN §1). */
+  consumes: readonly Topic[];
+  /** What the module offers other modules, if anything. */
+  provides?: P;
+  /** What it offers, from the created module. */
+  provide?(module: M): Provisions[P];
+  /** The same offer reached over HTTP, for a process that runs other modules needing it but not this one. */
+  remote?(ctx: RemoteContext): Provisions[P];
+  /** What the module uses of others; those of them running in this process are created first. */
+  needs: readonly N[];
+  /** Creates the module once its migrations have run. */
+  create(ctx: ModuleContext, needs: Needs<N>): Promise<M>;
+}
+
+/** Any module's descriptor, as main handles the list of them. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- each descriptor's own types are checked where it is defined
+export type AnyModuleDescriptor = ModuleDescriptor<any, any, ServiceModule>;
+
+/** A module's static descriptor: plain data and factories, importable without creating anything. */
+export function defineModule<M extends ServiceModule, N extends Provision = never, P extends Provision = never>(
+  descriptor: ModuleDescriptor<P, N, M>,
+): ModuleDescriptor<P, N, M> {
+  return descriptor;
 }

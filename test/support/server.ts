@@ -5,7 +5,8 @@ import { loadConfig } from '../../src/config.ts';
 import { EventBus } from '../../src/platform/bus.ts';
 import type { ModuleContext } from '../../src/platform/module.ts';
 import { Outbox } from '../../src/platform/outbox/outbox.ts';
-import { FACT_CONSUMERS, createServer } from '../../src/server.ts';
+import { FACT_CONSUMERS } from '../../src/modules.ts';
+import { createServer } from '../../src/server.ts';
 import type { Server } from '../../src/server.ts';
 import type { SharedTestDatabase, TestEngine } from './engines.ts';
 

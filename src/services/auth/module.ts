@@ -1,12 +1,11 @@
 import path from 'node:path';
 import type { Kysely } from 'kysely';
-import type { Redis } from 'ioredis';
 import { ConfigError } from '../../config.ts';
 import { createMailer } from '../../platform/mail.ts';
+import { defineModule } from '../../platform/module.ts';
 import type { ModuleContext, ServiceModule } from '../../platform/module.ts';
 import { chooseRateLimiter } from '../../platform/rate-limit.ts';
 import type { RateLimiter } from '../../platform/rate-limit.ts';
-import { connectRedis } from '../../platform/redis.ts';
 import { ProfileService } from './account/service.ts';
 import { UserAdminService } from './admin/service.ts';
 import { cookiePolicy } from './cookies.ts';
@@ -21,7 +20,9 @@ import { OpenIdRepository } from './openid/repository.ts';
 import { OpenIdService } from './openid/service.ts';
 import { SignInStates } from './openid/states.ts';
 import { PasswordResetService } from './password-reset/service.ts';
+import { authMigrations } from './migrations/index.ts';
 import { RegistrationService } from './registration/service.ts';
+import { authRouteAccess } from './route-access.ts';
 import { registerAuthRoutes } from './routes.ts';
 import { RefreshTokenService } from './sessions/refresh-tokens.ts';
 import { RefreshTokenRepository, SessionRepository } from './sessions/repository.ts';
@@ -40,11 +41,19 @@ import { LocalUserDirectory } from './users/directory.ts';
 import type { CachingUserDirectory } from './users/directory.ts';
 import { ClientHashShares, MAX_HASHES_PER_CLIENT } from './users/hash-shares.ts';
 import { passwordProblem } from './users/password-policy.ts';
+import { RemoteUserDirectory } from './users/remote-directory.ts';
 import { UserRepository } from './users/repository.ts';
 import { AccountService } from './users/service.ts';
 import { UserStatusCache } from './users/status-cache.ts';
 
-export { authMigrations } from './migrations/index.ts';
+export { authMigrations };
+
+declare module '../../platform/module.ts' {
+  interface Provisions {
+    /** Who a user is and what they may do, remembered in memory. */
+    users: CachingUserDirectory;
+  }
+}
 
 /** What other modules and the gateway may use of the auth module. */
 export interface AuthApi {
@@ -91,8 +100,7 @@ export async function createAuthModule(ctx: ModuleContext): Promise<AuthModule> 
   const revocations = followRevocations(bus, await sessions.stillRelevantRevocations());
   const verifier = new AccessTokenVerifier(signingKey.publicKey, config.publicUrl, revocations);
 
-  const redis: Redis | undefined = config.rateLimits && config.redisUrl ? connectRedis(config.redisUrl) : undefined;
-  const limiter: RateLimiter = chooseRateLimiter(config, redis);
+  const limiter: RateLimiter = chooseRateLimiter(config, ctx.redis);
   const mail = new MailNotifier(
     createMailer({ smtpUrl: config.mail.smtpUrl, from: config.mail.from, outboxDir: path.join(config.dataDir, 'outbox'), log }),
     log,
@@ -206,7 +214,19 @@ export async function createAuthModule(ctx: ModuleContext): Promise<AuthModule> 
     async stop() {
       clearInterval(purgeTimer);
       await mail.stop();
-      await redis?.quit();
     },
   };
 }
+
+export const authModule = defineModule({
+  name: 'auth',
+  migrations: authMigrations,
+  routeAccess: authRouteAccess,
+  consumes: [],
+  provides: 'users',
+  provide: (module: AuthModule) => module.api.users,
+  // With Redis the auth service's user-changed events reach this process, so the directory's cache can follow them.
+  remote: ({ client, bus, hintsArrive }) => new RemoteUserDirectory({ client, changes: hintsArrive ? bus : undefined }),
+  needs: [],
+  create: createAuthModule,
+});

@@ -1,17 +1,28 @@
 import type { Kysely } from 'kysely';
 import { Type } from 'typebox';
+import { defineModule } from '../../platform/module.ts';
 import type { ModuleContext, ServiceModule } from '../../platform/module.ts';
 import type { UserDirectory } from '../auth/users/directory.ts';
 import { CachedEntitlement } from './entitlement.ts';
 import type { Entitlement } from './entitlement.ts';
+import { billingMigrations } from './migrations/index.ts';
+import { createRemoteEntitlement } from './remote-entitlement.ts';
 import { BillingRepository } from './repository.ts';
+import { billingRouteAccess } from './route-access.ts';
 import { registerSubscriptionRoutes } from './routes.ts';
 import { BillingService } from './service.ts';
 import type { BillingTables } from './tables.ts';
 import { createWebhookVerifiers, registerWebhookRoutes } from './webhooks.ts';
 
-export { billingMigrations } from './migrations/index.ts';
+export { billingMigrations };
 export type { Entitlement, SubscriptionCheck } from './entitlement.ts';
+
+declare module '../../platform/module.ts' {
+  interface Provisions {
+    /** "Is user U subscribed", for the plan limits that will build on it. */
+    entitlement: Entitlement;
+  }
+}
 
 /** What other modules may use of the billing module. */
 export interface BillingApi {
@@ -93,3 +104,15 @@ export async function createBillingModule(ctx: ModuleContext, deps: BillingDepen
     },
   };
 }
+
+export const billingModule = defineModule({
+  name: 'billing',
+  migrations: billingMigrations,
+  routeAccess: billingRouteAccess,
+  consumes: [],
+  provides: 'entitlement',
+  provide: (module: BillingModule) => module.api.entitlement,
+  remote: ({ client, bus }) => createRemoteEntitlement({ client, bus }),
+  needs: ['users'],
+  create: createBillingModule,
+});

@@ -1,19 +1,17 @@
 import type { EventBus } from '../../platform/bus.ts';
-import { IDENTITY_HEADERS } from '../../platform/http/identity.ts';
+import type { InternalClient } from '../../platform/http/internal-client.ts';
 import { CachedEntitlement } from './entitlement.ts';
 import type { Entitlement, EntitlementRecord } from './entitlement.ts';
 import type { BillingProvider, SubscriptionStatus } from './providers/index.ts';
 
 export interface RemoteEntitlementOptions {
-  /** Base URL of a process running the billing module (BILLING_URL). */
-  billingUrl: string;
-  internalToken: string;
+  /** Reaches a process running the billing module (BILLING_URL); its owner closes it. */
+  client: InternalClient;
   /** Change notices evict cached answers; they reach this process when the bus is connected to Redis. */
   bus: EventBus;
   /** Bounds staleness when no change notice can arrive (no Redis). */
   ttlMs?: number;
   maxEntries?: number;
-  timeoutMs?: number;
 }
 
 const STATUSES: ReadonlySet<string> = new Set(['ACTIVE', 'EXPIRED', 'GRACE_PERIOD', 'CANCELED', 'PAST_DUE']);
@@ -25,19 +23,10 @@ const PROVIDERS: ReadonlySet<string> = new Set(['stripe', 'apple', 'google']);
  * cancelled subscription still stops entitling when its period ends.
  */
 export function createRemoteEntitlement(options: RemoteEntitlementOptions): Entitlement {
-  const base = options.billingUrl.replace(/\/$/, '');
-  const timeoutMs = options.timeoutMs ?? 5_000;
   const cache = new CachedEntitlement({
     ttlMs: options.ttlMs ?? 30_000,
     maxEntries: options.maxEntries ?? 100_000,
-    async load(userId) {
-      const response = await fetch(`${base}/api/subscriptions/check/${userId}`, {
-        headers: { [IDENTITY_HEADERS.internalToken]: options.internalToken, accept: 'application/json' },
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-      if (!response.ok) throw new Error(`billing check for user ${userId} failed: HTTP ${response.status}`);
-      return recordsOf(await response.json());
-    },
+    load: async (userId) => recordsOf(await options.client.json(`/api/subscriptions/check/${userId}`)),
   });
   options.bus.on('billing.subscription.changed', ({ userId }) => cache.invalidate(userId));
   return cache;

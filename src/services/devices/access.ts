@@ -52,12 +52,16 @@ export interface DeviceGrant {
 /** How a user may reach one device: the answer behind 200, 403 and 404. */
 export type AccessCheck = { outcome: 'allowed' } | { outcome: 'forbidden' } | { outcome: 'missing' };
 
-export interface DeviceAccess {
+/** What a user's access is made of: plain data, the same in the devices process and in a tracking process elsewhere. */
+export interface DeviceAccessData {
   userId: number;
   /** Whether the user is an administrator, who may reach every device with every permission. */
   administrator: boolean;
-  /** The devices the user owns or was shared (an administrator's own list too; others are reached by check). */
+  /** The devices the user owns or was shared (an administrator's own list too; others are reached by check), ascending by device. */
   grants: readonly DeviceGrant[];
+}
+
+export interface DeviceAccess extends DeviceAccessData {
   /** The user's own grant on one device, or undefined when the user neither owns it nor was shared it. */
   grant(deviceId: number): DeviceGrant | undefined;
   /** Ids of the granted devices on which the user holds `permission`, ascending. */
@@ -67,6 +71,66 @@ export interface DeviceAccess {
    * one indexed lookup tells a device that exists (403, or allowed for an administrator) from none (404).
    */
   check(deviceId: number, permission?: Permission): Promise<AccessCheck>;
+}
+
+const ALLOWED: AccessCheck = { outcome: 'allowed' };
+const FORBIDDEN: AccessCheck = { outcome: 'forbidden' };
+const MISSING: AccessCheck = { outcome: 'missing' };
+
+class UserDeviceAccess implements DeviceAccess {
+  readonly userId: number;
+  readonly administrator: boolean;
+  readonly grants: readonly DeviceGrant[];
+  private readonly byDevice: Map<number, DeviceGrant>;
+  private readonly exists: (deviceId: number) => Promise<boolean>;
+
+  constructor(data: DeviceAccessData, exists: (deviceId: number) => Promise<boolean>) {
+    this.userId = data.userId;
+    this.administrator = data.administrator;
+    this.grants = data.grants;
+    this.byDevice = new Map(data.grants.map((grant) => [grant.deviceId, grant]));
+    this.exists = exists;
+  }
+
+  grant(deviceId: number): DeviceGrant | undefined {
+    return this.byDevice.get(deviceId);
+  }
+
+  deviceIdsWith(permission: Permission): number[] {
+    return this.grants.filter((grant) => grant.permissions[permission]).map((grant) => grant.deviceId);
+  }
+
+  async check(deviceId: number, permission?: Permission): Promise<AccessCheck> {
+    const grant = this.byDevice.get(deviceId);
+    if (grant && (permission === undefined || grant.permissions[permission])) return ALLOWED;
+    if (grant && !this.administrator) return FORBIDDEN;
+    if (!(await this.exists(deviceId))) return MISSING;
+    return this.administrator ? ALLOWED : FORBIDDEN;
+  }
+}
+
+/** The access behind `data`; `exists` tells a device the user has no grant on from no device at all. */
+export function deviceAccessOf(data: DeviceAccessData, exists: (deviceId: number) => Promise<boolean>): DeviceAccess {
+  return new UserDeviceAccess(data, exists);
+}
+
+/**
+ * `load` behind DeviceAccessApi.accessFor: calls with the same `scope` object and user share one
+ * load; a failed load is not remembered, so a retry in the same scope asks again.
+ */
+export function accessPerScope(load: (userId: number) => Promise<DeviceAccess>): (userId: number, scope?: object) => Promise<DeviceAccess> {
+  const scopes = new WeakMap<object, Map<number, Promise<DeviceAccess>>>();
+  return (userId, scope) => {
+    if (!scope) return load(userId);
+    let cached = scopes.get(scope);
+    if (!cached) scopes.set(scope, (cached = new Map()));
+    const known = cached.get(userId);
+    if (known) return known;
+    const loading = load(userId);
+    cached.set(userId, loading);
+    loading.catch(() => cached.delete(userId));
+    return loading;
+  };
 }
 
 export type DeviceStatus = 'online' | 'offline' | 'unknown';

@@ -1,45 +1,9 @@
 import type { UserDirectory } from '../auth/users/directory.ts';
-import { ALL_PERMISSIONS } from './access.ts';
-import type { AccessCheck, DeviceAccess, DeviceGrant, Permission } from './access.ts';
+import { accessPerScope, ALL_PERMISSIONS, deviceAccessOf } from './access.ts';
+import type { DeviceAccess, DeviceAccessData, DeviceGrant } from './access.ts';
 import type { PerUserCache } from './caches.ts';
 import type { DeviceRepository, GrantRow } from './repository.ts';
 import { toPermissions } from './views.ts';
-
-const ALLOWED: AccessCheck = { outcome: 'allowed' };
-const FORBIDDEN: AccessCheck = { outcome: 'forbidden' };
-const MISSING: AccessCheck = { outcome: 'missing' };
-
-class UserDeviceAccess implements DeviceAccess {
-  readonly userId: number;
-  readonly administrator: boolean;
-  readonly grants: readonly DeviceGrant[];
-  private readonly byDevice: Map<number, DeviceGrant>;
-  private readonly devices: DeviceRepository;
-
-  constructor(userId: number, administrator: boolean, grants: DeviceGrant[], devices: DeviceRepository) {
-    this.userId = userId;
-    this.administrator = administrator;
-    this.grants = grants;
-    this.byDevice = new Map(grants.map((grant) => [grant.deviceId, grant]));
-    this.devices = devices;
-  }
-
-  grant(deviceId: number): DeviceGrant | undefined {
-    return this.byDevice.get(deviceId);
-  }
-
-  deviceIdsWith(permission: Permission): number[] {
-    return this.grants.filter((grant) => grant.permissions[permission]).map((grant) => grant.deviceId);
-  }
-
-  async check(deviceId: number, permission?: Permission): Promise<AccessCheck> {
-    const grant = this.byDevice.get(deviceId);
-    if (grant && (permission === undefined || grant.permissions[permission])) return ALLOWED;
-    if (grant && !this.administrator) return FORBIDDEN;
-    if (!(await this.devices.exists(deviceId))) return MISSING;
-    return this.administrator ? ALLOWED : FORBIDDEN;
-  }
-}
 
 function toGrant(row: GrantRow, userId: number, administrator: boolean): DeviceGrant {
   if (row.owner_id === userId) return { deviceId: row.device_id, ownerId: row.owner_id, isOwner: true, permissions: { ...ALL_PERMISSIONS } };
@@ -69,32 +33,22 @@ export class DeviceAccessResolver {
   private readonly users: UserDirectory;
   private readonly grants: PerUserCache<GrantRow[]>;
   private readonly readGrants: (userId: number) => Promise<GrantRow[]>;
-  private readonly scopes = new WeakMap<object, Map<number, Promise<DeviceAccess>>>();
+  /** The user's access; calls with the same `scope` object share one load. */
+  readonly accessFor: (userId: number, scope?: object) => Promise<DeviceAccess>;
 
   constructor(devices: DeviceRepository, users: UserDirectory, grants: PerUserCache<GrantRow[]>) {
     this.devices = devices;
     this.users = users;
     this.grants = grants;
     this.readGrants = (userId) => devices.grantsOf(userId);
+    this.accessFor = accessPerScope(async (userId) => deviceAccessOf(await this.dataOf(userId), (deviceId) => this.devices.exists(deviceId)));
   }
 
-  accessFor(userId: number, scope?: object): Promise<DeviceAccess> {
-    if (!scope) return this.load(userId);
-    let cached = this.scopes.get(scope);
-    if (!cached) this.scopes.set(scope, (cached = new Map()));
-    const known = cached.get(userId);
-    if (known) return known;
-    const loading = this.load(userId);
-    cached.set(userId, loading);
-    // A failed load is not remembered, so a retry in the same scope asks again.
-    loading.catch(() => cached.delete(userId));
-    return loading;
-  }
-
-  private async load(userId: number): Promise<DeviceAccess> {
+  /** The access as plain data (what a tracking process elsewhere receives). */
+  async dataOf(userId: number): Promise<DeviceAccessData & { grants: DeviceGrant[] }> {
     const [user, rows] = await Promise.all([this.users.get(userId), this.grants.get(userId, this.readGrants)]);
     const administrator = user?.administrator ?? false;
     const grants = rows.map((row) => toGrant(row, userId, administrator)).sort((a, b) => a.deviceId - b.deviceId);
-    return new UserDeviceAccess(userId, administrator, grants, this.devices);
+    return { userId, administrator, grants };
   }
 }

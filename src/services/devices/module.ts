@@ -1,10 +1,8 @@
 import type { Kysely } from 'kysely';
-import type { Topic } from '../../platform/bus.ts';
+import { defineModule } from '../../platform/module.ts';
 import type { ModuleContext, ServiceModule } from '../../platform/module.ts';
 import { registerHealthRoute } from '../../platform/http/health.ts';
 import { chooseRateLimiter } from '../../platform/rate-limit.ts';
-import type { RateLimiter } from '../../platform/rate-limit.ts';
-import { connectRedis } from '../../platform/redis.ts';
 import type { UserDirectory } from '../auth/users/directory.ts';
 import type { DeviceAccessApi } from './access.ts';
 import { DeviceCaches } from './caches.ts';
@@ -12,22 +10,28 @@ import { unavailableUserDirectory } from './callers.ts';
 import { registerClaimTokenRoutes } from './claim-tokens/routes.ts';
 import { ClaimTokenService } from './claim-tokens/service.ts';
 import { DeviceAccessResolver } from './grants.ts';
+import { registerInternalDeviceRoutes } from './internal/routes.ts';
+import { devicesMigrations } from './migrations/index.ts';
+import { remoteDevices } from './remote.ts';
+import { devicesRouteAccess } from './route-access.ts';
 import { registerDeviceRoutes } from './routes.ts';
 import { DeviceService } from './service.ts';
 import { SharingService } from './sharing.ts';
 import { DevicesStore } from './store.ts';
 import type { DevicesTables } from './tables.ts';
 
-export { devicesMigrations } from './migrations/index.ts';
+export { devicesMigrations };
 
-/** The facts this module acts on (DESIGN §1). */
-export const devicesConsumes = ['auth.user.deleted'] as const satisfies readonly Topic[];
+declare module '../../platform/module.ts' {
+  interface Provisions {
+    /** "Who may see which device", and the device facts tracking maintains. */
+    devices: DeviceAccessApi;
+  }
+}
 
 export interface DevicesDeps {
   /** The auth module's directory; undefined when auth runs in another process and no remote directory is given. */
   users: UserDirectory | undefined;
-  /** Counters of the validate-token limit; by default shared through REDIS_URL when set, else per process. */
-  rateLimiter?: RateLimiter;
 }
 
 export interface DevicesModule extends ServiceModule {
@@ -39,8 +43,8 @@ export async function createDevicesModule(ctx: ModuleContext, deps: DevicesDeps)
   const { config, database, bus, log } = ctx;
   if (!deps.users) log.warn('devices: no user directory in this process; device routes answer 502 until one is wired');
   const users = deps.users ?? unavailableUserDirectory;
-  const redis = !deps.rateLimiter && config.rateLimits && config.redisUrl ? connectRedis(config.redisUrl) : undefined;
-  const rateLimiter = deps.rateLimiter ?? chooseRateLimiter(config, redis);
+  // The validate-token counters: shared by every instance through REDIS_URL when set, else this process's own.
+  const rateLimiter = chooseRateLimiter(config, ctx.redis);
   const store = new DevicesStore(database.db as Kysely<DevicesTables>, database.engine);
   // Every instance follows the changes through the bus; several instances on one database need REDIS_URL.
   const caches = new DeviceCaches(bus);
@@ -51,24 +55,36 @@ export async function createDevicesModule(ctx: ModuleContext, deps: DevicesDeps)
 
   ctx.outbox.consume('devices', 'auth.user.deleted', ({ userId }) => devices.removeUserData(userId));
 
+  const api: DeviceAccessApi = {
+    accessFor: (userId, scope) => access.accessFor(userId, scope),
+    exists: (deviceId) => devices.exists(deviceId),
+    findByUniqueId: (uniqueId) => devices.findByUniqueId(uniqueId),
+    getDevices: (ids) => devices.getDevices(ids),
+    viewsFor: (deviceAccess, ids) => devices.viewsFor(deviceAccess, ids),
+    updateStatus: (deviceId, update) => devices.updateStatus(deviceId, update),
+    updateStatuses: (batch) => devices.updateStatuses(batch),
+  };
+
   return {
     name: 'devices',
-    api: {
-      accessFor: (userId, scope) => access.accessFor(userId, scope),
-      exists: (deviceId) => devices.exists(deviceId),
-      findByUniqueId: (uniqueId) => devices.findByUniqueId(uniqueId),
-      getDevices: (ids) => devices.getDevices(ids),
-      viewsFor: (deviceAccess, ids) => devices.viewsFor(deviceAccess, ids),
-      updateStatus: (deviceId, update) => devices.updateStatus(deviceId, update),
-      updateStatuses: (batch) => devices.updateStatuses(batch),
-    },
+    api,
     registerRoutes(app) {
       registerHealthRoute(app, '/api/devices/health', 'device', database, 'devices');
       registerDeviceRoutes(app, { devices, sharing, claimTokens, rateLimiter });
       registerClaimTokenRoutes(app, { claimTokens });
-    },
-    async stop() {
-      await redis?.quit();
+      registerInternalDeviceRoutes(app, { access, devices: api });
     },
   };
 }
+
+export const devicesModule = defineModule({
+  name: 'devices',
+  migrations: devicesMigrations,
+  routeAccess: devicesRouteAccess,
+  consumes: ['auth.user.deleted'],
+  provides: 'devices',
+  provide: (module: DevicesModule) => module.api,
+  remote: ({ client }) => remoteDevices(client),
+  needs: ['users'],
+  create: createDevicesModule,
+});

@@ -22,4 +22,10 @@ export const devicesRouteAccess = {
   'GET /api/devices/claim-tokens/:token': 'admin',
   'PUT /api/devices/claim-tokens/:token': 'admin',
   'DELETE /api/devices/claim-tokens/:token': 'admin',
+
+  'GET /api/devices/internal/access/:userId': 'service',
+  'POST /api/devices/internal/devices/by-id': 'service',
+  'POST /api/devices/internal/devices/by-unique-id': 'service',
+  'POST /api/devices/internal/views': 'service',
+  'PUT /api/devices/internal/statuses': 'service',
 } as const satisfies RouteAccessTable;

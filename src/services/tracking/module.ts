@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Topic } from '../../platform/bus.ts';
+import { defineModule } from '../../platform/module.ts';
 import type { ModuleContext, ServiceModule } from '../../platform/module.ts';
 import { registerHealthRoute } from '../../platform/http/health.ts';
 import type { UserDirectory } from '../auth/users/directory.ts';
@@ -19,15 +19,14 @@ import { engineSettings } from './ingest/settings.ts';
 import { LiveHub } from './live/hub.ts';
 import type { LiveOptions } from './live/hub.ts';
 import { registerLiveRoutes } from './live/routes.ts';
+import { trackingMigrations } from './migrations/index.ts';
 import { registerPositionRoutes } from './positions/routes.ts';
 import { PositionService } from './positions/service.ts';
+import { trackingRouteAccess } from './route-access.ts';
 import { TrackingStore } from './store.ts';
 import type { TrackingTables } from './tables.ts';
 
-export { trackingMigrations } from './migrations/index.ts';
-
-/** The facts this module acts on (DESIGN §1). */
-export const trackingConsumes = ['auth.user.deleted', 'devices.device.deleted'] as const satisfies readonly Topic[];
+export { trackingMigrations };
 
 export interface TrackingDeps {
   /** The devices module's interface ("who may see what"); undefined when devices runs in another process and no remote one is given. */
@@ -141,3 +140,12 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
     },
   };
 }
+
+export const trackingModule = defineModule({
+  name: 'tracking',
+  migrations: trackingMigrations,
+  routeAccess: trackingRouteAccess,
+  consumes: ['auth.user.deleted', 'devices.device.deleted'],
+  needs: ['devices', 'users'],
+  create: createTrackingModule,
+});

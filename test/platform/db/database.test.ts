@@ -7,7 +7,7 @@ import { sql } from 'kysely';
 import { openDatabase } from '../../../src/platform/db/database.ts';
 import { migrateModules } from '../../../src/platform/db/migrations.ts';
 import { SERVICE_NAMES } from '../../../src/config.ts';
-import { MODULE_MIGRATIONS } from '../../../src/server.ts';
+import { MODULE_MIGRATIONS } from '../../../src/modules.ts';
 import { describeEachEngine } from '../../support/engines.ts';
 import type { TestDatabase } from '../../support/engines.ts';
 

@@ -11,6 +11,7 @@ import { createServer } from '../../../src/server.ts';
 import type { Server } from '../../../src/server.ts';
 import { runUserCommand } from '../../../src/services/auth/cli.ts';
 import { verifyPassword } from '../../../src/services/auth/users/passwords.ts';
+import { InternalClient } from '../../../src/platform/http/internal-client.ts';
 import { RemoteUserDirectory } from '../../../src/services/auth/users/remote-directory.ts';
 import { createSharedDatabase, describeEachEngine } from '../../support/engines.ts';
 import type { SharedTestDatabase } from '../../support/engines.ts';
@@ -276,15 +277,17 @@ describeEachEngine('ADMIN_EMAIL naming an account someone else registered', (eng
 describeEachEngine('auth internal user routes and the remote user directory (split mode)', (engine) => {
   let server: TestServer;
   let authUrl: string;
+  let client: InternalClient;
   let directory: RemoteUserDirectory;
   before(async () => {
     server = await startTestServer(engine, { SERVICES: 'auth', RATE_LIMITS: 'off' });
     await server.app.listen({ port: 0, host: '127.0.0.1' });
     authUrl = `http://127.0.0.1:${(server.app.server.address() as { port: number }).port}`;
-    directory = new RemoteUserDirectory({ authUrl, internalToken: TEST_INTERNAL_TOKEN });
+    client = new InternalClient({ baseUrl: authUrl, internalToken: TEST_INTERNAL_TOKEN, service: 'auth' });
+    directory = new RemoteUserDirectory({ client });
   });
   after(async () => {
-    await directory.close();
+    await client.close();
     await server.dispose();
   });
 
@@ -304,9 +307,10 @@ describeEachEngine('auth internal user routes and the remote user directory (spl
     const id = await createUser(server, { email: 'remote-guard@example.com' });
     assertError(await server.app.inject({ url: `/api/auth/internal/users/${id}` }), 403, 'FORBIDDEN');
     assertError(await server.app.inject({ url: `/api/auth/internal/users/${id}`, headers: { 'x-internal-token': 'wrong' } }), 403, 'FORBIDDEN');
-    const stranger = new RemoteUserDirectory({ authUrl, internalToken: 'not-the-internal-token-at-all-0123' });
+    const strangerClient = new InternalClient({ baseUrl: authUrl, internalToken: 'not-the-internal-token-at-all-0123', service: 'auth' });
+    const stranger = new RemoteUserDirectory({ client: strangerClient });
     await assert.rejects(stranger.get(id), /403/);
-    await stranger.close();
+    await strangerClient.close();
   });
 });
 

@@ -5,6 +5,7 @@ import pino from 'pino';
 import { EventBus } from '../../../src/platform/bus.ts';
 import { CachedUserDirectory } from '../../../src/services/auth/users/directory.ts';
 import type { UserAccess } from '../../../src/services/auth/users/directory.ts';
+import { InternalClient } from '../../../src/platform/http/internal-client.ts';
 import { RemoteUserDirectory } from '../../../src/services/auth/users/remote-directory.ts';
 import { describeEachEngine } from '../../support/engines.ts';
 import { startTestServer, TEST_INTERNAL_TOKEN } from '../../support/server.ts';
@@ -174,13 +175,17 @@ describeEachEngine('the local user directory follows every change of a user', (e
 
 describeEachEngine('the remote user directory caches too (split mode)', (engine) => {
   let server: TestServer;
-  let authUrl: string;
+  let client: InternalClient;
   before(async () => {
     server = await startTestServer(engine, { SERVICES: 'auth', RATE_LIMITS: 'off' });
     await server.app.listen({ port: 0, host: '127.0.0.1' });
-    authUrl = `http://127.0.0.1:${(server.app.server.address() as { port: number }).port}`;
+    const authUrl = `http://127.0.0.1:${(server.app.server.address() as { port: number }).port}`;
+    client = new InternalClient({ baseUrl: authUrl, internalToken: TEST_INTERNAL_TOKEN, service: 'auth' });
   });
-  after(() => server.dispose());
+  after(async () => {
+    await client.close();
+    await server.dispose();
+  });
   afterEach(() => mock.timers.reset());
 
   /** As the admin API does (that path is tested above): write, then announce on the auth process's bus. */
@@ -191,32 +196,24 @@ describeEachEngine('the remote user directory caches too (split mode)', (engine)
 
   it('with the change events (Redis between the processes), drops a changed user at once', async () => {
     // The auth process's bus stands in for this process's bus connected to it through Redis.
-    const directory = new RemoteUserDirectory({ authUrl, internalToken: TEST_INTERNAL_TOKEN, changes: server.bus });
-    try {
-      const id = await createUser(server, { email: 'remote-followed@example.com' });
-      assert.equal((await directory.get(id))?.readonly, false);
-      assert.equal((await directory.findByEmail('remote-followed@example.com'))?.readonly, false);
-      await setReadonly(id);
-      assert.equal((await directory.get(id))?.readonly, true);
-      assert.equal((await directory.findByEmail('remote-followed@example.com'))?.readonly, true);
-    } finally {
-      await directory.close();
-    }
+    const directory = new RemoteUserDirectory({ client, changes: server.bus });
+    const id = await createUser(server, { email: 'remote-followed@example.com' });
+    assert.equal((await directory.get(id))?.readonly, false);
+    assert.equal((await directory.findByEmail('remote-followed@example.com'))?.readonly, false);
+    await setReadonly(id);
+    assert.equal((await directory.get(id))?.readonly, true);
+    assert.equal((await directory.findByEmail('remote-followed@example.com'))?.readonly, true);
   });
 
   it('without them (no Redis), answers from memory for 2 seconds', async () => {
-    const directory = new RemoteUserDirectory({ authUrl, internalToken: TEST_INTERNAL_TOKEN });
-    try {
-      const id = await createUser(server, { email: 'remote-unfollowed@example.com' });
-      mock.timers.enable({ apis: ['Date'], now: Date.now() });
-      assert.equal((await directory.get(id))?.readonly, false);
-      await setReadonly(id);
-      mock.timers.tick(1_999);
-      assert.equal((await directory.get(id))?.readonly, false, 'still the cached answer');
-      mock.timers.tick(1);
-      assert.equal((await directory.get(id))?.readonly, true);
-    } finally {
-      await directory.close();
-    }
+    const directory = new RemoteUserDirectory({ client });
+    const id = await createUser(server, { email: 'remote-unfollowed@example.com' });
+    mock.timers.enable({ apis: ['Date'], now: Date.now() });
+    assert.equal((await directory.get(id))?.readonly, false);
+    await setReadonly(id);
+    mock.timers.tick(1_999);
+    assert.equal((await directory.get(id))?.readonly, false, 'still the cached answer');
+    mock.timers.tick(1);
+    assert.equal((await directory.get(id))?.readonly, true);
   });
 });

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, it } from 'node:test';
 import { loadConfig } from '../../../src/config.ts';
 import { EventBus } from '../../../src/platform/bus.ts';
+import { InternalClient } from '../../../src/platform/http/internal-client.ts';
 import { connectRedis } from '../../../src/platform/redis.ts';
 import { createRemoteEntitlement } from '../../../src/services/billing/remote-entitlement.ts';
 import { createServer } from '../../../src/server.ts';
@@ -22,6 +23,13 @@ describeEachEngine('billing: entitlement over HTTP for split mode', (engine) => 
   let server: TestServer;
   let billing: Server;
   let billingUrl: string;
+  const clients: InternalClient[] = [];
+  /** A client of the billing process at `url`, closed after the suite. */
+  const billingClient = (url: string, internalToken = TEST_INTERNAL_TOKEN) => {
+    const client = new InternalClient({ baseUrl: url, internalToken, service: 'billing' });
+    clients.push(client);
+    return client;
+  };
 
   before(async () => {
     ({ providers, server } = await startBillingTestServer(engine));
@@ -30,6 +38,7 @@ describeEachEngine('billing: entitlement over HTTP for split mode', (engine) => 
     billingUrl = `http://127.0.0.1:${(billing.app.server.address() as AddressInfo).port}`;
   });
   after(async () => {
+    await Promise.all(clients.map((client) => client.close()));
     await billing?.close();
     await stopBillingTestServer({ providers, server });
   });
@@ -39,7 +48,7 @@ describeEachEngine('billing: entitlement over HTTP for split mode', (engine) => 
   it('answers like the billing service, caches, and drops a user on a change notice', async () => {
     const user = await freshUser();
     const bus = new EventBus(server.app.log);
-    const entitlement = createRemoteEntitlement({ billingUrl, internalToken: TEST_INTERNAL_TOKEN, bus });
+    const entitlement = createRemoteEntitlement({ client: billingClient(billingUrl), bus });
     assert.equal(await entitlement.isSubscribed(user.userId), false);
 
     const id = `sub_${randomUUID().replaceAll('-', '')}`;
@@ -54,9 +63,9 @@ describeEachEngine('billing: entitlement over HTTP for split mode', (engine) => 
 
   it('fails loudly when billing refuses the internal token or cannot be reached', async () => {
     const bus = new EventBus(server.app.log);
-    const wrongToken = createRemoteEntitlement({ billingUrl, internalToken: 'not-the-internal-token-0123456789', bus });
+    const wrongToken = createRemoteEntitlement({ client: billingClient(billingUrl, 'not-the-internal-token-0123456789'), bus });
     await assert.rejects(wrongToken.isSubscribed(1), /HTTP 401/);
-    const unreachable = createRemoteEntitlement({ billingUrl: 'http://127.0.0.1:1', internalToken: TEST_INTERNAL_TOKEN, bus, timeoutMs: 2000 });
+    const unreachable = createRemoteEntitlement({ client: billingClient('http://127.0.0.1:1'), bus });
     await assert.rejects(unreachable.isSubscribed(1));
   });
 
@@ -75,7 +84,7 @@ describeEachEngine('billing: entitlement over HTTP for split mode', (engine) => 
     try {
       const user = await freshUser();
       // Both the billing process and this client cache the answer; the notice reaches both.
-      const entitlement = createRemoteEntitlement({ billingUrl: withRedisUrl, internalToken: TEST_INTERNAL_TOKEN, bus });
+      const entitlement = createRemoteEntitlement({ client: billingClient(withRedisUrl), bus });
       assert.equal(await entitlement.isSubscribed(user.userId), false);
       const id = `sub_${randomUUID().replaceAll('-', '')}`;
       await postStripe(withRedis.app, stripeEvent('customer.subscription.created', stripeSubscription({ id, userId: user.userId })));
