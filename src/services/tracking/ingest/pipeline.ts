@@ -5,15 +5,15 @@ import type { NewEvent, NewPosition } from '../api.ts';
 import type { LiveEvent, LivePosition } from '../domain-events.ts';
 import { checkInactivity, checkStatusTimeout, initialDeviceState, processPosition, processStatus } from '../engine/index.ts';
 import type { DeviceContext, DeviceEngineState, EngineResult, EngineSettings, StoredPosition } from '../engine/index.ts';
-import { toEventView } from '../events/service.ts';
 import { positionJson } from '../positions/formats.ts';
 import type { PositionRow } from '../positions/repository.ts';
 import type { StoredPositions } from '../positions/service.ts';
-import type { DecodedMessage, DecodedPosition, DecodedStatus } from '../protocols/types.ts';
+import type { DecodedMessage } from '../protocols/types.ts';
 import { DeviceDirectory } from './device-directory.ts';
 import { seedFromLatest } from './engine-seed.ts';
 import type { GeofenceLimits } from './geofence-limits.ts';
 import { GroupCommit } from './group-commit.ts';
+import { fromDecoded, liveEvent, mergedStatus, storedFromRow } from './rows.ts';
 import { DeviceRefusedError } from './sink.ts';
 import type { IngestDevice, IngestSink } from './sink.ts';
 
@@ -566,79 +566,4 @@ export class IngestPipeline implements IngestSink {
       }
     }
   }
-}
-
-function fromDecoded(deviceId: number, protocol: string, decoded: DecodedPosition, serverTime: number): NewPosition {
-  return {
-    deviceId,
-    protocol,
-    serverTime,
-    deviceTime: decoded.deviceTime?.getTime() ?? null,
-    fixTime: decoded.fixTime.getTime(),
-    valid: decoded.valid,
-    latitude: decoded.latitude,
-    longitude: decoded.longitude,
-    altitude: decoded.altitude,
-    speed: decoded.speed,
-    course: decoded.course,
-    accuracy: decoded.accuracy,
-    attributes: decoded.attributes,
-  };
-}
-
-/**
- * A report without a location, stored as Traccar does: the last known fix (its time, place and
- * motion) with the report's attributes; before any fix, at 0,0 with fix time 1970-01-01 and invalid.
- */
-function mergedStatus(deviceId: number, protocol: string, last: NewPosition | null, status: DecodedStatus, serverTime: number): NewPosition {
-  return {
-    deviceId,
-    protocol,
-    serverTime,
-    deviceTime: status.deviceTime?.getTime() ?? serverTime,
-    fixTime: last?.fixTime ?? 0,
-    valid: last?.valid ?? false,
-    latitude: last?.latitude ?? 0,
-    longitude: last?.longitude ?? 0,
-    altitude: last?.altitude ?? 0,
-    speed: last?.speed ?? 0,
-    course: last?.course ?? 0,
-    accuracy: last?.accuracy ?? 0,
-    address: last?.address ?? null,
-    attributes: status.attributes,
-  };
-}
-
-function storedFromRow(row: PositionRow): StoredPosition {
-  return {
-    id: row.id,
-    deviceId: row.device_id,
-    protocol: row.protocol,
-    serverTime: row.server_time,
-    deviceTime: row.device_time,
-    fixTime: row.fix_time,
-    valid: row.valid === 1,
-    latitude: row.latitude,
-    longitude: row.longitude,
-    altitude: row.altitude,
-    speed: row.speed,
-    course: row.course,
-    accuracy: row.accuracy,
-    address: row.address,
-    attributes: JSON.parse(row.attributes) as Record<string, unknown>,
-  };
-}
-
-function liveEvent(event: NewEvent, id: number): LiveEvent {
-  const view = toEventView({
-    id,
-    type: event.type,
-    event_time: Math.round(event.eventTime),
-    device_id: event.deviceId,
-    position_id: event.positionId ?? null,
-    geofence_id: event.geofenceId ?? null,
-    maintenance_id: event.maintenanceId ?? null,
-    attributes: JSON.stringify(event.attributes ?? {}),
-  });
-  return { deviceId: event.deviceId, json: JSON.stringify(view) };
 }
