@@ -9,6 +9,8 @@ import { positionJson } from '../positions/formats.ts';
 import type { PositionRow } from '../positions/repository.ts';
 import type { StoredPositions } from '../positions/service.ts';
 import type { DecodedMessage } from '../protocols/types.ts';
+import { ThrottledWriter, systemClock } from '../throttled-writer.ts';
+import type { Clock } from '../throttled-writer.ts';
 import { DeviceDirectory } from './device-directory.ts';
 import { seedFromLatest } from './engine-seed.ts';
 import type { GeofenceLimits } from './geofence-limits.ts';
@@ -42,7 +44,8 @@ export interface IngestPipelineOptions {
   deviceTtlMs?: number;
   /** Least time between two writes of the devices' status, lastUpdate and positionId (changes in between are merged). */
   deviceWriteIntervalMs?: number;
-  now?: () => number;
+  /** The system's unless a test passes its own. */
+  clock?: Clock;
 }
 
 /** Everything ingestion keeps in memory about one device. */
@@ -125,12 +128,10 @@ export class IngestPipeline implements IngestSink {
   #storedDeliveries: StoredDelivery[] = [];
   #pendingEvents: NewEvent[] = [];
   readonly #pendingUpdates = new Map<number, DeviceStatusChange>();
-  #lastDeviceWrite = Number.NEGATIVE_INFINITY;
   /** Device field writes, one after the other: a later change is never overtaken by an earlier one. */
   #deviceWrites: Promise<void> = Promise.resolve();
-  /** Set while settled() or stop() want the device fields written now. */
-  #writeDevicesNow = false;
-  #deviceTimer: NodeJS.Timeout | undefined;
+  /** Writes the changes no message carries (disconnection, timeout), merged, at most once per deviceWriteIntervalMs. */
+  readonly #statusWriter: ThrottledWriter;
   #effects: Promise<void> | undefined;
   #round: Promise<void> | undefined;
 
@@ -141,7 +142,8 @@ export class IngestPipeline implements IngestSink {
 
   constructor(options: IngestPipelineOptions) {
     this.#options = options;
-    this.#now = options.now ?? Date.now;
+    const clock = options.clock ?? systemClock;
+    this.#now = () => clock.now();
     this.#deviceTtlMs = options.deviceTtlMs ?? DEFAULT_DEVICE_TTL_MS;
     this.#directory = new DeviceDirectory({
       lookup: (uniqueId) => options.devices.findByUniqueId(uniqueId),
@@ -154,6 +156,17 @@ export class IngestPipeline implements IngestSink {
       delayMs: options.batchDelayMs,
       rowsOf: (delivery) => delivery.message.positions.length + delivery.message.statuses.length,
       write: (deliveries) => this.#write(deliveries),
+    });
+    this.#statusWriter = new ThrottledWriter({
+      intervalMs: options.deviceWriteIntervalMs ?? DEFAULT_DEVICE_WRITE_INTERVAL_MS,
+      clock,
+      pending: () => this.#pendingUpdates.size > 0,
+      write: () => {
+        if (this.#pendingUpdates.size === 0) return undefined;
+        const updates = [...this.#pendingUpdates.values()];
+        this.#pendingUpdates.clear();
+        return this.#writeDeviceFields(updates);
+      },
     });
   }
 
@@ -226,7 +239,7 @@ export class IngestPipeline implements IngestSink {
     await this.#lastWrite;
     await this.#writer.drain();
     await this.settled();
-    clearTimeout(this.#deviceTimer);
+    this.#statusWriter.stop();
   }
 
   /**
@@ -246,13 +259,9 @@ export class IngestPipeline implements IngestSink {
   async settled(): Promise<void> {
     await this.#lastWrite;
     await this.#deviceWrites;
-    this.#writeDevicesNow = true;
-    try {
-      this.#kickEffects();
-      await this.#effectsSettled();
-    } finally {
-      this.#writeDevicesNow = false;
-    }
+    this.#kickEffects();
+    await this.#effectsSettled();
+    await this.#statusWriter.flush();
     await Promise.all(this.#publishing);
   }
 
@@ -269,8 +278,10 @@ export class IngestPipeline implements IngestSink {
     this.#pendingUpdates.delete(deviceId);
     this.#pendingEvents = this.#pendingEvents.filter((event) => event.deviceId !== deviceId);
     const round = this.#round;
+    const deviceWrites = this.#deviceWrites;
     await this.#lastWrite;
     await round;
+    await deviceWrites;
   }
 
   /**
@@ -464,16 +475,14 @@ export class IngestPipeline implements IngestSink {
   // --- effects: engine, events, device statuses --------------------------------------------------------------------
 
   #hasEffects(): boolean {
-    return this.#storedDeliveries.length > 0 || this.#pendingEvents.length > 0 || (this.#pendingUpdates.size > 0 && this.#devicesDue());
+    return this.#storedDeliveries.length > 0 || this.#pendingEvents.length > 0;
   }
 
-  #devicesDue(): boolean {
-    return this.#writeDevicesNow || this.#now() - this.#lastDeviceWrite >= (this.#options.deviceWriteIntervalMs ?? DEFAULT_DEVICE_WRITE_INTERVAL_MS);
-  }
-
+  /** Runs the engine over what was stored and stores its events; device fields follow each round (the status writer). */
   #kickEffects(): void {
-    if (this.#effects || !this.#hasEffects()) return;
-    this.#effects = this.#runEffects();
+    if (this.#effects) return;
+    if (this.#hasEffects()) this.#effects = this.#runEffects();
+    else this.#statusWriter.request();
   }
 
   async #runEffects(): Promise<void> {
@@ -486,21 +495,13 @@ export class IngestPipeline implements IngestSink {
           this.#options.log.error({ err: error }, 'ingest: the event engine failed on a batch; its events are lost');
         });
         await this.#round;
+        this.#statusWriter.request();
         // As between writes: I/O first, and the next round takes what arrived meanwhile.
         await new Promise((resolve) => setImmediate(resolve));
       }
     } finally {
       this.#effects = undefined;
       this.#round = undefined;
-    }
-    // Device fields held back by the interval are written when it has passed.
-    if (this.#pendingUpdates.size > 0 && this.#deviceTimer === undefined && !this.#stopping) {
-      const interval = this.#options.deviceWriteIntervalMs ?? DEFAULT_DEVICE_WRITE_INTERVAL_MS;
-      this.#deviceTimer = setTimeout(() => {
-        this.#deviceTimer = undefined;
-        this.#kickEffects();
-      }, Math.max(0, this.#lastDeviceWrite + interval - this.#now()));
-      this.#deviceTimer.unref();
     }
   }
 
@@ -524,11 +525,6 @@ export class IngestPipeline implements IngestSink {
     }
     const events = this.#pendingEvents;
     this.#pendingEvents = [];
-    const updates = this.#devicesDue() ? [...this.#pendingUpdates.values()] : [];
-    if (updates.length > 0) {
-      this.#pendingUpdates.clear();
-      this.#lastDeviceWrite = this.#now();
-    }
     try {
       if (events.length > 0) {
         const ids = await this.#options.storage.storeEvents(events);
@@ -537,7 +533,6 @@ export class IngestPipeline implements IngestSink {
     } catch (error) {
       this.#options.log.error({ err: error, count: events.length }, 'ingest: events could not be stored');
     }
-    await this.#writeDeviceFields(updates);
   }
 
   #publish<T extends 'tracking.positions.stored' | 'tracking.events.created'>(
