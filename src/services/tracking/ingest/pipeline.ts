@@ -1,21 +1,24 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { EventBus } from '../../../platform/bus.ts';
-import type { DeviceAccessApi, DeviceRecord, DeviceStatus, DeviceStatusChange } from '../../devices/access.ts';
+import type { DeviceAccessApi, DeviceRecord, DeviceStatusChange } from '../../devices/access.ts';
 import type { NewEvent, NewPosition } from '../api.ts';
-import type { LiveEvent, LivePosition } from '../domain-events.ts';
-import { checkInactivity, checkStatusTimeout, initialDeviceState, processPosition, processStatus } from '../engine/index.ts';
-import type { DeviceContext, DeviceEngineState, EngineResult, EngineSettings, StoredPosition } from '../engine/index.ts';
+import type { LivePosition } from '../domain-events.ts';
+import { checkInactivity, checkStatusTimeout, initialDeviceState } from '../engine/index.ts';
+import type { DeviceContext, EngineSettings, StoredPosition } from '../engine/index.ts';
 import { positionJson } from '../positions/formats.ts';
 import type { PositionRow } from '../positions/repository.ts';
 import type { StoredPositions } from '../positions/service.ts';
 import type { DecodedMessage } from '../protocols/types.ts';
-import { ThrottledWriter, systemClock } from '../throttled-writer.ts';
+import { systemClock } from '../throttled-writer.ts';
 import type { Clock } from '../throttled-writer.ts';
 import { DeviceDirectory } from './device-directory.ts';
+import { deviceContext } from './device-slot.ts';
+import type { DeviceSlot, StoredDelivery } from './device-slot.ts';
+import { DeviceEffects } from './effects.ts';
 import { seedFromLatest } from './engine-seed.ts';
 import type { GeofenceLimits } from './geofence-limits.ts';
 import { GroupCommit } from './group-commit.ts';
-import { fromDecoded, liveEvent, mergedStatus, storedFromRow } from './rows.ts';
+import { fromDecoded, mergedStatus, storedFromRow } from './rows.ts';
 import { DeviceRefusedError } from './sink.ts';
 import type { IngestDevice, IngestSink } from './sink.ts';
 
@@ -48,27 +51,6 @@ export interface IngestPipelineOptions {
   clock?: Clock;
 }
 
-/** Everything ingestion keeps in memory about one device. */
-interface DeviceSlot {
-  id: number;
-  record: DeviceRecord;
-  /** When the record was last read. */
-  checkedAt: number;
-  /** Deleted, disabled or expired: further messages are refused. */
-  refused: boolean;
-  /**
-   * The latest stored position in fix-time order: what a status report is merged into (Traccar's
-   * last location). Moves only once a write has committed.
-   */
-  last: NewPosition | null;
-  /** The latest stored position has been read and the engine state seeded from it. */
-  loaded: boolean;
-  loading: Promise<void> | undefined;
-  engine: DeviceEngineState;
-  /** Open TCP connections of the device: it goes offline when the last one closes. */
-  sessions: number;
-}
-
 /** One accepted message on its way to storage. */
 interface Delivery {
   slot: DeviceSlot;
@@ -86,12 +68,6 @@ interface PlacedDelivery {
   inOrder: boolean[];
 }
 
-interface StoredDelivery {
-  slot: DeviceSlot;
-  positions: StoredPosition[];
-  inOrder: boolean[];
-}
-
 const DEFAULT_DEVICE_TTL_MS = 5_000;
 /** Status changes without a message (disconnection, timeout) are written at most once a second, merged. */
 const DEFAULT_DEVICE_WRITE_INTERVAL_MS = 1_000;
@@ -105,14 +81,12 @@ const MAX_SWEEP_INTERVAL_MS = 5_000;
  * ordering → group-committed durable write, then the devices' status, lastUpdate and positionId of
  * the batch (so a read after the acknowledgement sees them, DESIGN §5.4) → acknowledgement → live
  * positions; then, off the acknowledgement path and strictly in order per device, the event engine
- * and the events.
+ * and the events (DeviceEffects). This class holds arrival and the durable write.
  *
  * Ordering: a device's messages enter the write queue in the order accept() is called (the
  * connection handler calls it frame by frame), the queue is written first in, first out, and the
- * engine runs over each write in turn. The engine state is only ever replaced synchronously, so the
- * status changes made on arrival, on disconnection and by the sweep interleave safely with it.
- * Nothing in memory runs ahead of the database: a device's last fix moves only once its write has
- * committed, so a write that fails leaves no trace.
+ * engine runs over each write in turn. Nothing in memory runs ahead of the database: a device's last
+ * fix moves only once its write has committed, so a write that fails leaves no trace.
  */
 export class IngestPipeline implements IngestSink {
   readonly #options: IngestPipelineOptions;
@@ -123,20 +97,7 @@ export class IngestPipeline implements IngestSink {
   readonly #slots = new Map<number, DeviceSlot>();
   /** The last write handed to the queue, settled: stop() and deletions wait for it. */
   #lastWrite: Promise<void> = Promise.resolve();
-
-  // Work for the engine and the device updates, done one round at a time after the writes.
-  #storedDeliveries: StoredDelivery[] = [];
-  #pendingEvents: NewEvent[] = [];
-  readonly #pendingUpdates = new Map<number, DeviceStatusChange>();
-  /** Device field writes, one after the other: a later change is never overtaken by an earlier one. */
-  #deviceWrites: Promise<void> = Promise.resolve();
-  /** Writes the changes no message carries (disconnection, timeout), merged, at most once per deviceWriteIntervalMs. */
-  readonly #statusWriter: ThrottledWriter;
-  #effects: Promise<void> | undefined;
-  #round: Promise<void> | undefined;
-
-  /** Live updates on their way to the bus. */
-  readonly #publishing = new Set<Promise<void>>();
+  readonly #effects: DeviceEffects;
   #sweepTimer: NodeJS.Timeout | undefined;
   #stopping = false;
 
@@ -157,16 +118,16 @@ export class IngestPipeline implements IngestSink {
       rowsOf: (delivery) => delivery.message.positions.length + delivery.message.statuses.length,
       write: (deliveries) => this.#write(deliveries),
     });
-    this.#statusWriter = new ThrottledWriter({
-      intervalMs: options.deviceWriteIntervalMs ?? DEFAULT_DEVICE_WRITE_INTERVAL_MS,
+    this.#effects = new DeviceEffects({
+      storeEvents: (batch) => options.storage.storeEvents(batch),
+      devices: options.devices,
+      geofences: options.geofences,
+      bus: options.bus,
+      log: options.log,
+      settings: options.settings,
       clock,
-      pending: () => this.#pendingUpdates.size > 0,
-      write: () => {
-        if (this.#pendingUpdates.size === 0) return undefined;
-        const updates = [...this.#pendingUpdates.values()];
-        this.#pendingUpdates.clear();
-        return this.#writeDeviceFields(updates);
-      },
+      deviceWriteIntervalMs: options.deviceWriteIntervalMs ?? DEFAULT_DEVICE_WRITE_INTERVAL_MS,
+      slotOf: (deviceId) => this.#slots.get(deviceId),
     });
   }
 
@@ -188,8 +149,8 @@ export class IngestPipeline implements IngestSink {
     const time = receivedAt.getTime();
     this.#recheck(slot, time);
     if (!slot.loaded) await this.#load(slot);
-    this.#applyStatus(slot, 'online', time);
-    this.#update(slot.id).lastUpdate = time;
+    this.#effects.applyStatus(slot, 'online', time);
+    this.#effects.update(slot.id).lastUpdate = time;
     // Even a message with nothing to store goes through the writer: its status and lastUpdate are
     // written before its acknowledgement.
     const delivery: Delivery = { slot, protocol, receivedAt: time, message };
@@ -209,8 +170,8 @@ export class IngestPipeline implements IngestSink {
     slot.sessions = Math.max(0, slot.sessions - 1);
     // A server shutting down closes the connections itself: the devices did not go offline.
     if (slot.sessions === 0 && !this.#stopping) {
-      this.#applyStatus(slot, 'offline', this.#now());
-      this.#kickEffects();
+      this.#effects.applyStatus(slot, 'offline', this.#now());
+      this.#effects.kick();
     }
   }
 
@@ -239,7 +200,7 @@ export class IngestPipeline implements IngestSink {
     await this.#lastWrite;
     await this.#writer.drain();
     await this.settled();
-    this.#statusWriter.stop();
+    this.#effects.stop();
   }
 
   /**
@@ -249,20 +210,16 @@ export class IngestPipeline implements IngestSink {
   sweep(): void {
     const now = this.#now();
     for (const slot of this.#slots.values()) {
-      this.#applyResult(slot, checkStatusTimeout(slot.engine, now, this.#options.statusTimeout));
-      this.#applyResult(slot, checkInactivity(slot.engine, now, this.#context(slot)));
+      this.#effects.applyResult(slot, checkStatusTimeout(slot.engine, now, this.#options.statusTimeout));
+      this.#effects.applyResult(slot, checkInactivity(slot.engine, now, this.#context(slot)));
     }
-    this.#kickEffects();
+    this.#effects.kick();
   }
 
   /** Resolves once everything accepted so far is stored and its events and statuses are written (tests, benchmarks). */
   async settled(): Promise<void> {
     await this.#lastWrite;
-    await this.#deviceWrites;
-    this.#kickEffects();
-    await this.#effectsSettled();
-    await this.#statusWriter.flush();
-    await Promise.all(this.#publishing);
+    await this.#effects.settled();
   }
 
   /**
@@ -275,13 +232,9 @@ export class IngestPipeline implements IngestSink {
     if (!slot) return;
     slot.refused = true;
     this.#slots.delete(deviceId);
-    this.#pendingUpdates.delete(deviceId);
-    this.#pendingEvents = this.#pendingEvents.filter((event) => event.deviceId !== deviceId);
-    const round = this.#round;
-    const deviceWrites = this.#deviceWrites;
+    const effectsEnded = this.#effects.forget(deviceId);
     await this.#lastWrite;
-    await round;
-    await deviceWrites;
+    await effectsEnded;
   }
 
   /**
@@ -364,27 +317,7 @@ export class IngestPipeline implements IngestSink {
   }
 
   #context(slot: DeviceSlot): DeviceContext {
-    return { deviceAttributes: slot.record.attributes, settings: this.#options.settings };
-  }
-
-  #applyStatus(slot: DeviceSlot, status: DeviceStatus, time: number): void {
-    this.#applyResult(slot, processStatus(slot.engine, status, time));
-  }
-
-  /** Takes the engine's new state; its events and any status change wait for the next effects round. */
-  #applyResult(slot: DeviceSlot, result: EngineResult): void {
-    if (result.state.status !== slot.engine.status) this.#update(slot.id).status = result.state.status;
-    slot.engine = result.state;
-    for (const event of result.events) this.#pendingEvents.push(event);
-  }
-
-  #update(deviceId: number): DeviceStatusChange {
-    let update = this.#pendingUpdates.get(deviceId);
-    if (!update) {
-      update = { deviceId };
-      this.#pendingUpdates.set(deviceId, update);
-    }
-    return update;
+    return deviceContext(slot, this.#options.settings);
   }
 
   // --- the durable write -----------------------------------------------------------------------------------------
@@ -418,6 +351,7 @@ export class IngestPipeline implements IngestSink {
     // Durable from here: everything below is bookkeeping and must not fail the acknowledgement.
     for (const [slot, position] of last) slot.last = position;
     const live: LivePosition[] = [];
+    const storedDeliveries: StoredDelivery[] = [];
     let index = 0;
     for (const delivery of placed) {
       const stored: StoredPosition[] = [];
@@ -426,14 +360,13 @@ export class IngestPipeline implements IngestSink {
         stored.push({ ...position, id: row.id });
         if (delivery.inOrder[at] && this.#isCurrent(delivery.slot)) live.push({ deviceId: row.device_id, json: positionJson(row) });
       });
-      if (stored.length > 0) this.#storedDeliveries.push({ slot: delivery.slot, positions: stored, inOrder: delivery.inOrder });
+      if (stored.length > 0) storedDeliveries.push({ slot: delivery.slot, positions: stored, inOrder: delivery.inOrder });
     }
     // The batch's devices show what it stored before anyone is told (a read after the ACK sees it).
     const changes = new Map<number, DeviceStatusChange>();
     for (const { slot } of placed) {
-      const pending = this.#pendingUpdates.get(slot.id);
+      const pending = this.#effects.takeUpdate(slot.id);
       if (pending && this.#isCurrent(slot)) changes.set(slot.id, pending);
-      this.#pendingUpdates.delete(slot.id);
     }
     for (const entry of moved) {
       if (!this.#slots.has(entry.device_id)) continue;
@@ -443,111 +376,9 @@ export class IngestPipeline implements IngestSink {
     }
     // Not awaited: the next batch's positions are written meanwhile (on PostgreSQL, on another
     // connection), and each caller waits for its batch's fields before acknowledging (accept()).
-    const fieldsWritten = this.#writeDeviceFields([...changes.values()]);
+    const fieldsWritten = this.#effects.writeDeviceFields([...changes.values()]);
     for (const delivery of deliveries) delivery.fieldsWritten = fieldsWritten;
-    // After the acknowledgements, which the callers write as soon as the fields are written.
-    if (live.length > 0) void fieldsWritten.then(() => this.#publish('tracking.positions.stored', { positions: live }, 'after-acknowledgements'));
-    this.#kickEffects();
-  }
-
-  /**
-   * Writes device fields after every write of them before (see #deviceWrites). A failure is logged
-   * and the changes wait for the next round: the positions are durable whatever happens here.
-   */
-  #writeDeviceFields(changes: DeviceStatusChange[]): Promise<void> {
-    if (changes.length === 0) return Promise.resolve();
-    const written = this.#deviceWrites.then(async () => {
-      try {
-        await this.#options.devices.updateStatuses(changes);
-      } catch (error) {
-        this.#options.log.error({ err: error, count: changes.length }, 'ingest: device statuses could not be written; trying again');
-        for (const change of changes) {
-          if (!this.#slots.has(change.deviceId)) continue;
-          // What changed since is newer and stays.
-          this.#pendingUpdates.set(change.deviceId, { ...change, ...this.#pendingUpdates.get(change.deviceId) });
-        }
-      }
-    });
-    this.#deviceWrites = written;
-    return written;
-  }
-
-  // --- effects: engine, events, device statuses --------------------------------------------------------------------
-
-  #hasEffects(): boolean {
-    return this.#storedDeliveries.length > 0 || this.#pendingEvents.length > 0;
-  }
-
-  /** Runs the engine over what was stored and stores its events; device fields follow each round (the status writer). */
-  #kickEffects(): void {
-    if (this.#effects) return;
-    if (this.#hasEffects()) this.#effects = this.#runEffects();
-    else this.#statusWriter.request();
-  }
-
-  async #runEffects(): Promise<void> {
-    // On a later turn of the event loop: the caller stores the promise first, and the rounds never
-    // run back to back with the writes from within callbacks (see GroupCommit).
-    await new Promise((resolve) => setImmediate(resolve));
-    try {
-      while (this.#hasEffects()) {
-        this.#round = this.#effectsRound().catch((error: unknown) => {
-          this.#options.log.error({ err: error }, 'ingest: the event engine failed on a batch; its events are lost');
-        });
-        await this.#round;
-        this.#statusWriter.request();
-        // As between writes: I/O first, and the next round takes what arrived meanwhile.
-        await new Promise((resolve) => setImmediate(resolve));
-      }
-    } finally {
-      this.#effects = undefined;
-      this.#round = undefined;
-    }
-  }
-
-  async #effectsSettled(): Promise<void> {
-    while (this.#effects) await this.#effects;
-  }
-
-  async #effectsRound(): Promise<void> {
-    const deliveries = this.#storedDeliveries;
-    this.#storedDeliveries = [];
-    for (const delivery of deliveries) {
-      const { slot } = delivery;
-      for (const [at, position] of delivery.positions.entries()) {
-        if (!delivery.inOrder[at] || !this.#isCurrent(slot)) continue;
-        const geofences = position.valid
-          ? await this.#options.geofences.hits(slot.record.ownerId, { lat: position.latitude, lon: position.longitude })
-          : slot.engine.geofenceIds.map((id) => ({ id }));
-        // Read after the await: status changes made meanwhile are part of the state.
-        this.#applyResult(slot, processPosition(slot.engine, position, { ...this.#context(slot), geofences }));
-      }
-    }
-    const events = this.#pendingEvents;
-    this.#pendingEvents = [];
-    try {
-      if (events.length > 0) {
-        const ids = await this.#options.storage.storeEvents(events);
-        this.#publish('tracking.events.created', { events: events.map((event, index) => liveEvent(event, ids[index] as number)) });
-      }
-    } catch (error) {
-      this.#options.log.error({ err: error, count: events.length }, 'ingest: events could not be stored');
-    }
-  }
-
-  #publish<T extends 'tracking.positions.stored' | 'tracking.events.created'>(
-    topic: T,
-    payload: T extends 'tracking.positions.stored' ? { positions: LivePosition[] } : { events: LiveEvent[] },
-    when: 'now' | 'after-acknowledgements' = 'now',
-  ): void {
-    const start = when === 'now' ? Promise.resolve() : new Promise<void>((resolve) => setImmediate(resolve));
-    const publishing = start
-      .then(() => this.#options.bus.publish(topic, payload as never))
-      .catch((error: unknown) => {
-        this.#options.log.warn({ err: error, topic }, 'ingest: a live update could not be published');
-      })
-      .finally(() => this.#publishing.delete(publishing));
-    this.#publishing.add(publishing);
+    this.#effects.stored(storedDeliveries, live, fieldsWritten);
   }
 
   // --- restart ---------------------------------------------------------------------------------------------------
