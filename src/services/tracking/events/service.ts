@@ -4,7 +4,7 @@ import { assertDevicePermission } from '../access.ts';
 import type { NewEvent } from '../api.ts';
 import { invalidQuery, parseTime } from '../query.ts';
 import type { TrackingStore } from '../store.ts';
-import type { EventRow, NewEventRow } from './repository.ts';
+import type { EventRow } from './repository.ts';
 import { EVENT_TYPES } from './types.ts';
 import type { EventType } from './types.ts';
 
@@ -62,7 +62,7 @@ export class EventService {
   /** See TrackingApi.storeEvents. */
   async storeBatch(batch: readonly NewEvent[]): Promise<number[]> {
     if (batch.length === 0) return [];
-    const rows = batch.map(toRow);
+    const rows = batch.map(toEventRow);
     return this.store.transaction((repositories) => repositories.events.insertMany(rows));
   }
 
@@ -99,7 +99,8 @@ export class EventService {
   }
 }
 
-function toRow(event: NewEvent): NewEventRow {
+/** The row of a new event; throws on an unknown type or a time that is not epoch milliseconds. */
+export function toEventRow(event: NewEvent): Omit<EventRow, 'id'> {
   if (!KNOWN_TYPES.has(event.type)) throw new TypeError(`event: unknown type ${String(event.type)}`);
   // Whole milliseconds (an int8 column) that a Date can represent.
   if (!(Math.abs(event.eventTime) <= 8.64e15)) throw new TypeError(`event of device ${event.deviceId}: eventTime must be epoch milliseconds`);

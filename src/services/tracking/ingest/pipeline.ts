@@ -1,19 +1,24 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { EventBus } from '../../../platform/bus.ts';
-import type { DeviceAccessApi, DeviceRecord, DeviceStatus, DeviceStatusChange } from '../../devices/access.ts';
+import type { DeviceAccessApi, DeviceRecord, DeviceStatusChange } from '../../devices/access.ts';
 import type { NewEvent, NewPosition } from '../api.ts';
-import type { LiveEvent, LivePosition } from '../domain-events.ts';
-import { checkInactivity, checkStatusTimeout, initialDeviceState, processPosition, processStatus } from '../engine/index.ts';
-import type { DeviceContext, DeviceEngineState, EngineResult, EngineSettings, StoredPosition } from '../engine/index.ts';
-import { toEventView } from '../events/service.ts';
+import type { LivePosition } from '../domain-events.ts';
+import { checkInactivity, checkStatusTimeout, initialDeviceState } from '../engine/index.ts';
+import type { DeviceContext, EngineSettings, StoredPosition } from '../engine/index.ts';
 import { positionJson } from '../positions/formats.ts';
 import type { PositionRow } from '../positions/repository.ts';
 import type { StoredPositions } from '../positions/service.ts';
-import type { DecodedMessage, DecodedPosition, DecodedStatus } from '../protocols/types.ts';
+import type { DecodedMessage } from '../protocols/types.ts';
+import { systemClock } from '../throttled-writer.ts';
+import type { Clock } from '../throttled-writer.ts';
 import { DeviceDirectory } from './device-directory.ts';
+import { deviceContext } from './device-slot.ts';
+import type { DeviceSlot, StoredDelivery } from './device-slot.ts';
+import { DeviceEffects } from './effects.ts';
 import { seedFromLatest } from './engine-seed.ts';
 import type { GeofenceLimits } from './geofence-limits.ts';
 import { GroupCommit } from './group-commit.ts';
+import { fromDecoded, mergedStatus, storedFromRow } from './rows.ts';
 import { DeviceRefusedError } from './sink.ts';
 import type { IngestDevice, IngestSink } from './sink.ts';
 
@@ -42,28 +47,8 @@ export interface IngestPipelineOptions {
   deviceTtlMs?: number;
   /** Least time between two writes of the devices' status, lastUpdate and positionId (changes in between are merged). */
   deviceWriteIntervalMs?: number;
-  now?: () => number;
-}
-
-/** Everything ingestion keeps in memory about one device. */
-interface DeviceSlot {
-  id: number;
-  record: DeviceRecord;
-  /** When the record was last read. */
-  checkedAt: number;
-  /** Deleted, disabled or expired: further messages are refused. */
-  refused: boolean;
-  /**
-   * The latest stored position in fix-time order: what a status report is merged into (Traccar's
-   * last location). Moves only once a write has committed.
-   */
-  last: NewPosition | null;
-  /** The latest stored position has been read and the engine state seeded from it. */
-  loaded: boolean;
-  loading: Promise<void> | undefined;
-  engine: DeviceEngineState;
-  /** Open TCP connections of the device: it goes offline when the last one closes. */
-  sessions: number;
+  /** The system's unless a test passes its own. */
+  clock?: Clock;
 }
 
 /** One accepted message on its way to storage. */
@@ -83,12 +68,6 @@ interface PlacedDelivery {
   inOrder: boolean[];
 }
 
-interface StoredDelivery {
-  slot: DeviceSlot;
-  positions: StoredPosition[];
-  inOrder: boolean[];
-}
-
 const DEFAULT_DEVICE_TTL_MS = 5_000;
 /** Status changes without a message (disconnection, timeout) are written at most once a second, merged. */
 const DEFAULT_DEVICE_WRITE_INTERVAL_MS = 1_000;
@@ -102,14 +81,12 @@ const MAX_SWEEP_INTERVAL_MS = 5_000;
  * ordering → group-committed durable write, then the devices' status, lastUpdate and positionId of
  * the batch (so a read after the acknowledgement sees them, DESIGN §5.4) → acknowledgement → live
  * positions; then, off the acknowledgement path and strictly in order per device, the event engine
- * and the events.
+ * and the events (DeviceEffects). This class holds arrival and the durable write.
  *
  * Ordering: a device's messages enter the write queue in the order accept() is called (the
  * connection handler calls it frame by frame), the queue is written first in, first out, and the
- * engine runs over each write in turn. The engine state is only ever replaced synchronously, so the
- * status changes made on arrival, on disconnection and by the sweep interleave safely with it.
- * Nothing in memory runs ahead of the database: a device's last fix moves only once its write has
- * committed, so a write that fails leaves no trace.
+ * engine runs over each write in turn. Nothing in memory runs ahead of the database: a device's last
+ * fix moves only once its write has committed, so a write that fails leaves no trace.
  */
 export class IngestPipeline implements IngestSink {
   readonly #options: IngestPipelineOptions;
@@ -120,28 +97,14 @@ export class IngestPipeline implements IngestSink {
   readonly #slots = new Map<number, DeviceSlot>();
   /** The last write handed to the queue, settled: stop() and deletions wait for it. */
   #lastWrite: Promise<void> = Promise.resolve();
-
-  // Work for the engine and the device updates, done one round at a time after the writes.
-  #storedDeliveries: StoredDelivery[] = [];
-  #pendingEvents: NewEvent[] = [];
-  readonly #pendingUpdates = new Map<number, DeviceStatusChange>();
-  #lastDeviceWrite = Number.NEGATIVE_INFINITY;
-  /** Device field writes, one after the other: a later change is never overtaken by an earlier one. */
-  #deviceWrites: Promise<void> = Promise.resolve();
-  /** Set while settled() or stop() want the device fields written now. */
-  #writeDevicesNow = false;
-  #deviceTimer: NodeJS.Timeout | undefined;
-  #effects: Promise<void> | undefined;
-  #round: Promise<void> | undefined;
-
-  /** Live updates on their way to the bus. */
-  readonly #publishing = new Set<Promise<void>>();
+  readonly #effects: DeviceEffects;
   #sweepTimer: NodeJS.Timeout | undefined;
   #stopping = false;
 
   constructor(options: IngestPipelineOptions) {
     this.#options = options;
-    this.#now = options.now ?? Date.now;
+    const clock = options.clock ?? systemClock;
+    this.#now = () => clock.now();
     this.#deviceTtlMs = options.deviceTtlMs ?? DEFAULT_DEVICE_TTL_MS;
     this.#directory = new DeviceDirectory({
       lookup: (uniqueId) => options.devices.findByUniqueId(uniqueId),
@@ -154,6 +117,17 @@ export class IngestPipeline implements IngestSink {
       delayMs: options.batchDelayMs,
       rowsOf: (delivery) => delivery.message.positions.length + delivery.message.statuses.length,
       write: (deliveries) => this.#write(deliveries),
+    });
+    this.#effects = new DeviceEffects({
+      storeEvents: (batch) => options.storage.storeEvents(batch),
+      devices: options.devices,
+      geofences: options.geofences,
+      bus: options.bus,
+      log: options.log,
+      settings: options.settings,
+      clock,
+      deviceWriteIntervalMs: options.deviceWriteIntervalMs ?? DEFAULT_DEVICE_WRITE_INTERVAL_MS,
+      slotOf: (deviceId) => this.#slots.get(deviceId),
     });
   }
 
@@ -175,8 +149,8 @@ export class IngestPipeline implements IngestSink {
     const time = receivedAt.getTime();
     this.#recheck(slot, time);
     if (!slot.loaded) await this.#load(slot);
-    this.#applyStatus(slot, 'online', time);
-    this.#update(slot.id).lastUpdate = time;
+    this.#effects.applyStatus(slot, 'online', time);
+    this.#effects.update(slot.id).lastUpdate = time;
     // Even a message with nothing to store goes through the writer: its status and lastUpdate are
     // written before its acknowledgement.
     const delivery: Delivery = { slot, protocol, receivedAt: time, message };
@@ -196,8 +170,8 @@ export class IngestPipeline implements IngestSink {
     slot.sessions = Math.max(0, slot.sessions - 1);
     // A server shutting down closes the connections itself: the devices did not go offline.
     if (slot.sessions === 0 && !this.#stopping) {
-      this.#applyStatus(slot, 'offline', this.#now());
-      this.#kickEffects();
+      this.#effects.applyStatus(slot, 'offline', this.#now());
+      this.#effects.kick();
     }
   }
 
@@ -226,7 +200,7 @@ export class IngestPipeline implements IngestSink {
     await this.#lastWrite;
     await this.#writer.drain();
     await this.settled();
-    clearTimeout(this.#deviceTimer);
+    this.#effects.stop();
   }
 
   /**
@@ -236,24 +210,16 @@ export class IngestPipeline implements IngestSink {
   sweep(): void {
     const now = this.#now();
     for (const slot of this.#slots.values()) {
-      this.#applyResult(slot, checkStatusTimeout(slot.engine, now, this.#options.statusTimeout));
-      this.#applyResult(slot, checkInactivity(slot.engine, now, this.#context(slot)));
+      this.#effects.applyResult(slot, checkStatusTimeout(slot.engine, now, this.#options.statusTimeout));
+      this.#effects.applyResult(slot, checkInactivity(slot.engine, now, this.#context(slot)));
     }
-    this.#kickEffects();
+    this.#effects.kick();
   }
 
   /** Resolves once everything accepted so far is stored and its events and statuses are written (tests, benchmarks). */
   async settled(): Promise<void> {
     await this.#lastWrite;
-    await this.#deviceWrites;
-    this.#writeDevicesNow = true;
-    try {
-      this.#kickEffects();
-      await this.#effectsSettled();
-    } finally {
-      this.#writeDevicesNow = false;
-    }
-    await Promise.all(this.#publishing);
+    await this.#effects.settled();
   }
 
   /**
@@ -266,11 +232,9 @@ export class IngestPipeline implements IngestSink {
     if (!slot) return;
     slot.refused = true;
     this.#slots.delete(deviceId);
-    this.#pendingUpdates.delete(deviceId);
-    this.#pendingEvents = this.#pendingEvents.filter((event) => event.deviceId !== deviceId);
-    const round = this.#round;
+    const effectsEnded = this.#effects.forget(deviceId);
     await this.#lastWrite;
-    await round;
+    await effectsEnded;
   }
 
   /**
@@ -353,27 +317,7 @@ export class IngestPipeline implements IngestSink {
   }
 
   #context(slot: DeviceSlot): DeviceContext {
-    return { deviceAttributes: slot.record.attributes, settings: this.#options.settings };
-  }
-
-  #applyStatus(slot: DeviceSlot, status: DeviceStatus, time: number): void {
-    this.#applyResult(slot, processStatus(slot.engine, status, time));
-  }
-
-  /** Takes the engine's new state; its events and any status change wait for the next effects round. */
-  #applyResult(slot: DeviceSlot, result: EngineResult): void {
-    if (result.state.status !== slot.engine.status) this.#update(slot.id).status = result.state.status;
-    slot.engine = result.state;
-    for (const event of result.events) this.#pendingEvents.push(event);
-  }
-
-  #update(deviceId: number): DeviceStatusChange {
-    let update = this.#pendingUpdates.get(deviceId);
-    if (!update) {
-      update = { deviceId };
-      this.#pendingUpdates.set(deviceId, update);
-    }
-    return update;
+    return deviceContext(slot, this.#options.settings);
   }
 
   // --- the durable write -----------------------------------------------------------------------------------------
@@ -407,6 +351,7 @@ export class IngestPipeline implements IngestSink {
     // Durable from here: everything below is bookkeeping and must not fail the acknowledgement.
     for (const [slot, position] of last) slot.last = position;
     const live: LivePosition[] = [];
+    const storedDeliveries: StoredDelivery[] = [];
     let index = 0;
     for (const delivery of placed) {
       const stored: StoredPosition[] = [];
@@ -415,14 +360,13 @@ export class IngestPipeline implements IngestSink {
         stored.push({ ...position, id: row.id });
         if (delivery.inOrder[at] && this.#isCurrent(delivery.slot)) live.push({ deviceId: row.device_id, json: positionJson(row) });
       });
-      if (stored.length > 0) this.#storedDeliveries.push({ slot: delivery.slot, positions: stored, inOrder: delivery.inOrder });
+      if (stored.length > 0) storedDeliveries.push({ slot: delivery.slot, positions: stored, inOrder: delivery.inOrder });
     }
     // The batch's devices show what it stored before anyone is told (a read after the ACK sees it).
     const changes = new Map<number, DeviceStatusChange>();
     for (const { slot } of placed) {
-      const pending = this.#pendingUpdates.get(slot.id);
+      const pending = this.#effects.takeUpdate(slot.id);
       if (pending && this.#isCurrent(slot)) changes.set(slot.id, pending);
-      this.#pendingUpdates.delete(slot.id);
     }
     for (const entry of moved) {
       if (!this.#slots.has(entry.device_id)) continue;
@@ -432,127 +376,9 @@ export class IngestPipeline implements IngestSink {
     }
     // Not awaited: the next batch's positions are written meanwhile (on PostgreSQL, on another
     // connection), and each caller waits for its batch's fields before acknowledging (accept()).
-    const fieldsWritten = this.#writeDeviceFields([...changes.values()]);
+    const fieldsWritten = this.#effects.writeDeviceFields([...changes.values()]);
     for (const delivery of deliveries) delivery.fieldsWritten = fieldsWritten;
-    // After the acknowledgements, which the callers write as soon as the fields are written.
-    if (live.length > 0) void fieldsWritten.then(() => this.#publish('tracking.positions.stored', { positions: live }, 'after-acknowledgements'));
-    this.#kickEffects();
-  }
-
-  /**
-   * Writes device fields after every write of them before (see #deviceWrites). A failure is logged
-   * and the changes wait for the next round: the positions are durable whatever happens here.
-   */
-  #writeDeviceFields(changes: DeviceStatusChange[]): Promise<void> {
-    if (changes.length === 0) return Promise.resolve();
-    const written = this.#deviceWrites.then(async () => {
-      try {
-        await this.#options.devices.updateStatuses(changes);
-      } catch (error) {
-        this.#options.log.error({ err: error, count: changes.length }, 'ingest: device statuses could not be written; trying again');
-        for (const change of changes) {
-          if (!this.#slots.has(change.deviceId)) continue;
-          // What changed since is newer and stays.
-          this.#pendingUpdates.set(change.deviceId, { ...change, ...this.#pendingUpdates.get(change.deviceId) });
-        }
-      }
-    });
-    this.#deviceWrites = written;
-    return written;
-  }
-
-  // --- effects: engine, events, device statuses --------------------------------------------------------------------
-
-  #hasEffects(): boolean {
-    return this.#storedDeliveries.length > 0 || this.#pendingEvents.length > 0 || (this.#pendingUpdates.size > 0 && this.#devicesDue());
-  }
-
-  #devicesDue(): boolean {
-    return this.#writeDevicesNow || this.#now() - this.#lastDeviceWrite >= (this.#options.deviceWriteIntervalMs ?? DEFAULT_DEVICE_WRITE_INTERVAL_MS);
-  }
-
-  #kickEffects(): void {
-    if (this.#effects || !this.#hasEffects()) return;
-    this.#effects = this.#runEffects();
-  }
-
-  async #runEffects(): Promise<void> {
-    // On a later turn of the event loop: the caller stores the promise first, and the rounds never
-    // run back to back with the writes from within callbacks (see GroupCommit).
-    await new Promise((resolve) => setImmediate(resolve));
-    try {
-      while (this.#hasEffects()) {
-        this.#round = this.#effectsRound().catch((error: unknown) => {
-          this.#options.log.error({ err: error }, 'ingest: the event engine failed on a batch; its events are lost');
-        });
-        await this.#round;
-        // As between writes: I/O first, and the next round takes what arrived meanwhile.
-        await new Promise((resolve) => setImmediate(resolve));
-      }
-    } finally {
-      this.#effects = undefined;
-      this.#round = undefined;
-    }
-    // Device fields held back by the interval are written when it has passed.
-    if (this.#pendingUpdates.size > 0 && this.#deviceTimer === undefined && !this.#stopping) {
-      const interval = this.#options.deviceWriteIntervalMs ?? DEFAULT_DEVICE_WRITE_INTERVAL_MS;
-      this.#deviceTimer = setTimeout(() => {
-        this.#deviceTimer = undefined;
-        this.#kickEffects();
-      }, Math.max(0, this.#lastDeviceWrite + interval - this.#now()));
-      this.#deviceTimer.unref();
-    }
-  }
-
-  async #effectsSettled(): Promise<void> {
-    while (this.#effects) await this.#effects;
-  }
-
-  async #effectsRound(): Promise<void> {
-    const deliveries = this.#storedDeliveries;
-    this.#storedDeliveries = [];
-    for (const delivery of deliveries) {
-      const { slot } = delivery;
-      for (const [at, position] of delivery.positions.entries()) {
-        if (!delivery.inOrder[at] || !this.#isCurrent(slot)) continue;
-        const geofences = position.valid
-          ? await this.#options.geofences.hits(slot.record.ownerId, { lat: position.latitude, lon: position.longitude })
-          : slot.engine.geofenceIds.map((id) => ({ id }));
-        // Read after the await: status changes made meanwhile are part of the state.
-        this.#applyResult(slot, processPosition(slot.engine, position, { ...this.#context(slot), geofences }));
-      }
-    }
-    const events = this.#pendingEvents;
-    this.#pendingEvents = [];
-    const updates = this.#devicesDue() ? [...this.#pendingUpdates.values()] : [];
-    if (updates.length > 0) {
-      this.#pendingUpdates.clear();
-      this.#lastDeviceWrite = this.#now();
-    }
-    try {
-      if (events.length > 0) {
-        const ids = await this.#options.storage.storeEvents(events);
-        this.#publish('tracking.events.created', { events: events.map((event, index) => liveEvent(event, ids[index] as number)) });
-      }
-    } catch (error) {
-      this.#options.log.error({ err: error, count: events.length }, 'ingest: events could not be stored');
-    }
-    await this.#writeDeviceFields(updates);
-  }
-
-  #publish<T extends 'tracking.positions.stored' | 'tracking.events.created'>(
-    topic: T,
-    payload: T extends 'tracking.positions.stored' ? { positions: LivePosition[] } : { events: LiveEvent[] },
-    when: 'now' | 'after-acknowledgements' = 'now',
-  ): void {
-    const start = when === 'now' ? Promise.resolve() : new Promise<void>((resolve) => setImmediate(resolve));
-    const publishing = start
-      .then(() => this.#options.bus.publish(topic, payload as never))
-      .catch((error: unknown) => {
-        this.#options.log.warn({ err: error, topic }, 'ingest: a live update could not be published');
-      })
-      .finally(() => this.#publishing.delete(publishing));
-    this.#publishing.add(publishing);
+    this.#effects.stored(storedDeliveries, live, fieldsWritten);
   }
 
   // --- restart ---------------------------------------------------------------------------------------------------
@@ -566,79 +392,4 @@ export class IngestPipeline implements IngestSink {
       }
     }
   }
-}
-
-function fromDecoded(deviceId: number, protocol: string, decoded: DecodedPosition, serverTime: number): NewPosition {
-  return {
-    deviceId,
-    protocol,
-    serverTime,
-    deviceTime: decoded.deviceTime?.getTime() ?? null,
-    fixTime: decoded.fixTime.getTime(),
-    valid: decoded.valid,
-    latitude: decoded.latitude,
-    longitude: decoded.longitude,
-    altitude: decoded.altitude,
-    speed: decoded.speed,
-    course: decoded.course,
-    accuracy: decoded.accuracy,
-    attributes: decoded.attributes,
-  };
-}
-
-/**
- * A report without a location, stored as Traccar does: the last known fix (its time, place and
- * motion) with the report's attributes; before any fix, at 0,0 with fix time 1970-01-01 and invalid.
- */
-function mergedStatus(deviceId: number, protocol: string, last: NewPosition | null, status: DecodedStatus, serverTime: number): NewPosition {
-  return {
-    deviceId,
-    protocol,
-    serverTime,
-    deviceTime: status.deviceTime?.getTime() ?? serverTime,
-    fixTime: last?.fixTime ?? 0,
-    valid: last?.valid ?? false,
-    latitude: last?.latitude ?? 0,
-    longitude: last?.longitude ?? 0,
-    altitude: last?.altitude ?? 0,
-    speed: last?.speed ?? 0,
-    course: last?.course ?? 0,
-    accuracy: last?.accuracy ?? 0,
-    address: last?.address ?? null,
-    attributes: status.attributes,
-  };
-}
-
-function storedFromRow(row: PositionRow): StoredPosition {
-  return {
-    id: row.id,
-    deviceId: row.device_id,
-    protocol: row.protocol,
-    serverTime: row.server_time,
-    deviceTime: row.device_time,
-    fixTime: row.fix_time,
-    valid: row.valid === 1,
-    latitude: row.latitude,
-    longitude: row.longitude,
-    altitude: row.altitude,
-    speed: row.speed,
-    course: row.course,
-    accuracy: row.accuracy,
-    address: row.address,
-    attributes: JSON.parse(row.attributes) as Record<string, unknown>,
-  };
-}
-
-function liveEvent(event: NewEvent, id: number): LiveEvent {
-  const view = toEventView({
-    id,
-    type: event.type,
-    event_time: Math.round(event.eventTime),
-    device_id: event.deviceId,
-    position_id: event.positionId ?? null,
-    geofence_id: event.geofenceId ?? null,
-    maintenance_id: event.maintenanceId ?? null,
-    attributes: JSON.stringify(event.attributes ?? {}),
-  });
-  return { deviceId: event.deviceId, json: JSON.stringify(view) };
 }

@@ -6,7 +6,12 @@ import type { DeviceAccess, DeviceAccessApi } from '../../devices/access.ts';
 import type { LiveEvent, LivePosition } from '../domain-events.ts';
 import { positionsJson } from '../positions/formats.ts';
 import type { PositionService } from '../positions/service.ts';
+import { systemClock } from '../throttled-writer.ts';
+import type { Clock } from '../throttled-writer.ts';
+import { LiveConnection } from './connection.ts';
 import { CLOSE_CODES, KEEPALIVE_MESSAGE, arrayMessage, positionsArrayMessage } from './protocol.ts';
+import { CHANNELS, Subscriber } from './subscriber.ts';
+import type { Channel } from './subscriber.ts';
 
 export interface LiveOptions {
   /** How often every socket gets `{}` and a ping; a socket that left the previous ping unanswered is dropped. */
@@ -37,92 +42,12 @@ export interface LiveDeps {
   devices: DeviceAccessApi;
   positions: PositionService;
   log: FastifyBaseLogger;
+  /** The system's unless a test passes its own. */
+  clock?: Clock;
 }
-
-type Channel = 'devices' | 'positions' | 'events';
 
 /** setTimeout cannot wait longer than this (about 24.8 days); longer waits are taken in steps. */
 const MAX_TIMER_MS = 2_147_483_647;
-
-/** One open socket and what it still waits for. */
-class LiveConnection {
-  readonly socket: WebSocket;
-  readonly identity: Identity;
-  private readonly maxBufferedBytes: number;
-  /** Messages that arrived while the initial positions were being read; undefined once those were sent. */
-  private pending: Buffer[] | undefined = [];
-  private pendingBytes = 0;
-  /** Whether the socket answered the last ping. */
-  alive = true;
-  closed = false;
-  expiryTimer: NodeJS.Timeout | undefined;
-
-  constructor(socket: WebSocket, identity: Identity, maxBufferedBytes: number) {
-    this.socket = socket;
-    this.identity = identity;
-    this.maxBufferedBytes = maxBufferedBytes;
-  }
-
-  send(data: Buffer): void {
-    if (this.closed) return;
-    if (this.pending) {
-      this.pendingBytes += data.length;
-      if (this.pendingBytes > this.maxBufferedBytes) this.close(CLOSE_CODES.slowConsumer, 'slow consumer');
-      else this.pending.push(data);
-      return;
-    }
-    if (this.socket.bufferedAmount + data.length > this.maxBufferedBytes) {
-      this.close(CLOSE_CODES.slowConsumer, 'slow consumer');
-      return;
-    }
-    this.socket.send(data, { binary: false });
-  }
-
-  /** Sends the initial message, then whatever arrived meanwhile, in order. */
-  start(initial: Buffer): void {
-    const pending = this.pending ?? [];
-    this.pending = undefined;
-    this.send(initial);
-    for (const data of pending) this.send(data);
-  }
-
-  close(code: number, reason: string): void {
-    if (this.closed) return;
-    this.closed = true;
-    clearTimeout(this.expiryTimer);
-    // A socket still opening or already closing cannot take a close frame; it ends by itself.
-    if (this.socket.readyState === this.socket.OPEN) this.socket.close(code, reason);
-  }
-}
-
-/** The sockets of one user on this instance, sharing that user's device access. */
-class Subscriber {
-  readonly userId: number;
-  readonly connections = new Set<LiveConnection>();
-  /** Device ids per channel: every granted device, those with `position`, those with `events`. */
-  readonly devices: Record<Channel, Set<number>> = { devices: new Set(), positions: new Set(), events: new Set() };
-  /** The user's device access, once read. */
-  access: DeviceAccess | undefined;
-  refreshTimer: NodeJS.Timeout | undefined;
-  refreshing = false;
-  /** Another read is wanted once the one under way ends (it may have started before the change). */
-  refreshAgain = false;
-  /** Devices reported changed and not yet sent to the user. */
-  readonly changedDevices = new Set<number>();
-  deviceTimer: NodeJS.Timeout | undefined;
-  sendingDevices = false;
-  lastDevicesAt = 0;
-
-  constructor(userId: number) {
-    this.userId = userId;
-  }
-
-  /** Encodes once for all of the user's sockets. */
-  send(text: string): void {
-    const data = Buffer.from(text);
-    for (const connection of this.connections) connection.send(data);
-  }
-}
 
 /** Which subscribers watch each device on one channel, so fan-out costs a map lookup per item. */
 class Watchers {
@@ -158,6 +83,7 @@ export class LiveHub {
   private readonly positions: PositionService;
   private readonly log: FastifyBaseLogger;
   private readonly options: LiveOptions;
+  private readonly clock: Clock;
   private readonly subscribers = new Map<number, Subscriber>();
   private readonly sessions = new Map<string, Set<LiveConnection>>();
   private readonly watchers: Record<Channel, Watchers> = { devices: new Watchers(), positions: new Watchers(), events: new Watchers() };
@@ -172,6 +98,7 @@ export class LiveHub {
     this.positions = deps.positions;
     this.log = deps.log;
     this.options = { ...DEFAULT_LIVE_OPTIONS, ...options };
+    this.clock = deps.clock ?? systemClock;
 
     this.bus.on('tracking.positions.stored', ({ positions }) => this.fanOut('positions', positions));
     this.bus.on('tracking.events.created', ({ events }) => this.fanOut('events', events));
@@ -242,20 +169,26 @@ export class LiveHub {
     const affected = new Set<Subscriber>();
     for (const deviceId of deviceIds) {
       for (const subscriber of this.watchers.devices.of(deviceId) ?? []) {
-        subscriber.changedDevices.add(deviceId);
+        subscriber.deviceChanged(deviceId);
         affected.add(subscriber);
       }
     }
-    for (const subscriber of affected) this.scheduleDevices(subscriber);
+    for (const subscriber of affected) subscriber.sendChangedDevices();
   }
 
   private add(connection: LiveConnection): Subscriber {
     const { userId, sessionId } = connection.identity;
     let subscriber = this.subscribers.get(userId);
     if (!subscriber) {
-      const created = new Subscriber(userId);
-      created.refreshTimer = setInterval(() => this.refresh(created), this.options.accessRefreshMs).unref();
-      this.subscribers.set(userId, (subscriber = created));
+      subscriber = new Subscriber(userId, {
+        devices: this.devices,
+        log: this.log,
+        clock: this.clock,
+        accessRefreshMs: this.options.accessRefreshMs,
+        deviceUpdateIntervalMs: this.options.deviceUpdateIntervalMs,
+        applyAccess: (refreshed, access) => this.applyAccess(refreshed, access),
+      });
+      this.subscribers.set(userId, subscriber);
     }
     subscriber.connections.add(connection);
     if (sessionId) {
@@ -274,14 +207,13 @@ export class LiveHub {
     const subscriber = this.subscribers.get(userId);
     if (!subscriber?.connections.delete(connection)) return;
     connection.closed = true;
-    clearTimeout(connection.expiryTimer);
+    connection.cancelExpiry?.();
     const sessions = this.sessions.get(sessionId);
     sessions?.delete(connection);
     if (sessions?.size === 0) this.sessions.delete(sessionId);
     if (subscriber.connections.size === 0) {
-      clearInterval(subscriber.refreshTimer);
-      clearTimeout(subscriber.deviceTimer);
-      for (const channel of ['devices', 'positions', 'events'] as const) {
+      subscriber.close();
+      for (const channel of CHANNELS) {
         for (const deviceId of subscriber.devices[channel]) this.watchers[channel].remove(deviceId, subscriber);
       }
       this.subscribers.delete(userId);
@@ -295,7 +227,7 @@ export class LiveHub {
 
   /** Answers the devices the user sees now and did not before. */
   private applyAccess(subscriber: Subscriber, access: DeviceAccess): number[] {
-    if (this.subscribers.get(subscriber.userId) !== subscriber) return [];
+    if (subscriber.closed) return [];
     subscriber.access = access;
     const next: Record<Channel, Set<number>> = {
       devices: new Set(access.grants.map((grant) => grant.deviceId)),
@@ -304,7 +236,7 @@ export class LiveHub {
     };
     const added: number[] = [];
     for (const deviceId of next.devices) if (!subscriber.devices.devices.has(deviceId)) added.push(deviceId);
-    for (const channel of ['devices', 'positions', 'events'] as const) {
+    for (const channel of CHANNELS) {
       const current = subscriber.devices[channel];
       const watchers = this.watchers[channel];
       for (const deviceId of current) {
@@ -344,37 +276,11 @@ export class LiveHub {
   }
 
   private forgetDevice(deviceId: number): void {
-    for (const channel of ['devices', 'positions', 'events'] as const) {
+    for (const channel of CHANNELS) {
       const watchers = this.watchers[channel];
       for (const subscriber of [...(watchers.of(deviceId) ?? [])]) {
         subscriber.devices[channel].delete(deviceId);
         watchers.remove(deviceId, subscriber);
-      }
-    }
-  }
-
-  /**
-   * Reads the user's access again, then sends the devices that became visible and those already
-   * waiting in changedDevices. Reads for one user run one at a time; requests meanwhile fold into one more.
-   */
-  private refresh(subscriber: Subscriber): void {
-    subscriber.refreshAgain = true;
-    if (subscriber.refreshing) return;
-    subscriber.refreshing = true;
-    void this.refreshRounds(subscriber).finally(() => {
-      subscriber.refreshing = false;
-      if (subscriber.changedDevices.size > 0) this.scheduleDevices(subscriber);
-    });
-  }
-
-  private async refreshRounds(subscriber: Subscriber): Promise<void> {
-    while (subscriber.refreshAgain && this.subscribers.get(subscriber.userId) === subscriber) {
-      subscriber.refreshAgain = false;
-      try {
-        const access = await this.devices.accessFor(subscriber.userId);
-        for (const deviceId of this.applyAccess(subscriber, access)) subscriber.changedDevices.add(deviceId);
-      } catch (error) {
-        this.log.warn({ err: error, userId: subscriber.userId }, 'live: device access could not be refreshed');
       }
     }
   }
@@ -388,44 +294,11 @@ export class LiveHub {
     }
     for (const deviceId of deviceIds) {
       for (const subscriber of this.watchers.devices.of(deviceId) ?? []) {
-        subscriber.changedDevices.add(deviceId);
+        subscriber.deviceChanged(deviceId);
         affected.add(subscriber);
       }
     }
-    for (const subscriber of affected) this.refresh(subscriber);
-  }
-
-  /** A refresh under way schedules this when it ends, so the views follow the fresh access. */
-  private scheduleDevices(subscriber: Subscriber): void {
-    if (subscriber.refreshing || subscriber.sendingDevices || subscriber.deviceTimer) return;
-    const wait = subscriber.lastDevicesAt + this.options.deviceUpdateIntervalMs - Date.now();
-    if (wait > 0) {
-      subscriber.deviceTimer = setTimeout(() => {
-        subscriber.deviceTimer = undefined;
-        void this.sendDevices(subscriber);
-      }, wait).unref();
-    } else {
-      void this.sendDevices(subscriber);
-    }
-  }
-
-  private async sendDevices(subscriber: Subscriber): Promise<void> {
-    const access = subscriber.access;
-    if (!access || this.subscribers.get(subscriber.userId) !== subscriber) return;
-    const deviceIds = [...subscriber.changedDevices].filter((deviceId) => subscriber.devices.devices.has(deviceId));
-    subscriber.changedDevices.clear();
-    if (deviceIds.length === 0) return;
-    subscriber.sendingDevices = true;
-    subscriber.lastDevicesAt = Date.now();
-    try {
-      const views = await this.devices.viewsFor(access, deviceIds);
-      if (views.length > 0) subscriber.send(JSON.stringify({ devices: views }));
-    } catch (error) {
-      this.log.warn({ err: error, userId: subscriber.userId }, 'live: changed devices could not be read');
-    } finally {
-      subscriber.sendingDevices = false;
-    }
-    if (subscriber.changedDevices.size > 0) this.scheduleDevices(subscriber);
+    for (const subscriber of affected) subscriber.refresh();
   }
 
   private closeSession(sessionId: string, reason: string): void {
@@ -436,13 +309,13 @@ export class LiveHub {
   }
 
   private closeAtExpiry(connection: LiveConnection, expiresAt: number): void {
-    const delay = expiresAt - Date.now();
+    const delay = expiresAt - this.clock.now();
     if (delay <= 0) {
       connection.close(CLOSE_CODES.unauthorized, 'token expired');
       this.remove(connection);
       return;
     }
-    connection.expiryTimer = setTimeout(() => this.closeAtExpiry(connection, expiresAt), Math.min(delay, MAX_TIMER_MS)).unref();
+    connection.cancelExpiry = this.clock.after(Math.min(delay, MAX_TIMER_MS), () => this.closeAtExpiry(connection, expiresAt));
   }
 
   private keepalive(): void {
