@@ -3,6 +3,9 @@ import { DECIMAL_INTEGER_KEYWORD, JSON_LIMITS_KEYWORD } from './keywords.ts';
 import type { IntegerBounds, JsonLimits } from './keywords.ts';
 
 /** The error body every module answers with (see errors.ts and the one handler in app.ts), for the OpenAPI output. */
+/** The schema, or null. */
+export const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
+
 export const ErrorSchema = Type.Object({
   statusCode: Type.Integer(),
   error: Type.String(),

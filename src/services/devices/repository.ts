@@ -34,6 +34,16 @@ export interface StatusChangeRow {
   position_id?: number | null;
 }
 
+/** A share's permission flags and who made it, as device lists and grants read them. */
+const SHARE_COLUMNS = [
+  'device_shares.position',
+  'device_shares.events',
+  'device_shares.geofences',
+  'device_shares.notifications',
+  'device_shares.commands',
+  'device_shares.shared_by',
+] as const;
+
 /** Values per IN list, well under both engines' bound-parameter limits. */
 const UNIQUE_ID_CHUNK = 500;
 // SQLite: 7 bound parameters per row, so 2 048 rows stay below its 32 766.
@@ -105,14 +115,7 @@ export class DeviceRepository {
       .where('devices.owner_id', '=', userId);
     const shared = this.withToken()
       .innerJoin('device_shares', 'device_shares.device_id', 'devices.id')
-      .select([
-        'device_shares.position',
-        'device_shares.events',
-        'device_shares.geofences',
-        'device_shares.notifications',
-        'device_shares.commands',
-        'device_shares.shared_by',
-      ])
+      .select(SHARE_COLUMNS)
       .where('device_shares.user_id', '=', userId);
     return owned.unionAll(shared).execute();
   }
@@ -139,12 +142,7 @@ export class DeviceRepository {
       .select([
         'device_shares.device_id',
         'devices.owner_id',
-        'device_shares.position',
-        'device_shares.events',
-        'device_shares.geofences',
-        'device_shares.notifications',
-        'device_shares.commands',
-        'device_shares.shared_by',
+        ...SHARE_COLUMNS,
       ])
       .where('device_shares.user_id', '=', userId);
     return owned.unionAll(shared).execute() as Promise<GrantRow[]>;

@@ -1,10 +1,9 @@
 import { Type } from 'typebox';
-import { AttributesInput, DecimalInteger, IdParam } from '../../platform/http/schemas.ts';
+import { AttributesInput, DecimalInteger, IdParam, Nullable } from '../../platform/http/schemas.ts';
 import { MAX_UNIQUE_ID_LENGTH } from './access.ts';
 
 /** Request and response schemas of the device routes (validation, serialisation and /openapi.json). */
 
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 
 /** Text with at least one visible character. */
 const Text = (maxLength: number) => Type.String({ minLength: 1, maxLength, pattern: '\\S' });
@@ -32,22 +31,31 @@ export const PermissionsSchema = Type.Object(
 /** In requests every flag is optional: missing means false on create, unchanged on update. */
 export const PermissionsInput = Type.Partial(PermissionsSchema, { additionalProperties: false });
 
+export const DeviceStatus = Type.Union([Type.Literal('online'), Type.Literal('offline'), Type.Literal('unknown')]);
+
+/** A device's own fields, with its times as `time` shows them (ISO text to clients, epoch ms between services). */
+export function deviceFields<Time extends typeof IsoTime | ReturnType<typeof Type.Integer>>(time: Time) {
+  return {
+    id: Type.Integer(),
+    name: Type.String(),
+    uniqueId: Type.String(),
+    status: DeviceStatus,
+    lastUpdate: Nullable(time),
+    positionId: Nullable(Type.Integer()),
+    phone: Nullable(Type.String()),
+    model: Nullable(Type.String()),
+    contact: Nullable(Type.String()),
+    category: Nullable(Type.String()),
+    disabled: Type.Boolean(),
+    expirationTime: Nullable(time),
+    groupId: Nullable(Type.Integer()),
+    calendarId: Nullable(Type.Integer()),
+    attributes: Type.Record(Type.String(), Type.Unknown()),
+  };
+}
+
 export const DeviceSchema = Type.Object({
-  id: Type.Integer(),
-  name: Type.String(),
-  uniqueId: Type.String(),
-  status: Type.Union([Type.Literal('online'), Type.Literal('offline'), Type.Literal('unknown')]),
-  lastUpdate: Nullable(IsoTime),
-  positionId: Nullable(Type.Integer()),
-  phone: Nullable(Type.String()),
-  model: Nullable(Type.String()),
-  contact: Nullable(Type.String()),
-  category: Nullable(Type.String()),
-  disabled: Type.Boolean(),
-  expirationTime: Nullable(IsoTime),
-  groupId: Nullable(Type.Integer()),
-  calendarId: Nullable(Type.Integer()),
-  attributes: Type.Record(Type.String(), Type.Unknown()),
+  ...deviceFields(IsoTime),
   claimToken: Type.Optional(Type.String({ description: 'Only for claimed devices, only for the owner' })),
   isOwner: Type.Boolean(),
   permissions: PermissionsSchema,

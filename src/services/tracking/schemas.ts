@@ -1,11 +1,10 @@
 import { Type } from 'typebox';
-import { AttributesInput, IdParam } from '../../platform/http/schemas.ts';
+import { AttributesInput, IdParam, Nullable } from '../../platform/http/schemas.ts';
 import { EVENT_TYPES } from './events/types.ts';
 import { MAX_AREA_TEXT_LENGTH } from './geo/index.ts';
 
 /** Request and response schemas of the tracking routes (validation, serialisation and /openapi.json). */
 
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 
 const Id = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
 const IsoTime = Type.String({ format: 'date-time' });

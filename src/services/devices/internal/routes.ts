@@ -1,9 +1,9 @@
 import { Type } from 'typebox';
 import type { HttpApp } from '../../../platform/http/app.ts';
-import { IdParam } from '../../../platform/http/schemas.ts';
+import { IdParam, Nullable } from '../../../platform/http/schemas.ts';
 import type { DeviceAccessApi } from '../access.ts';
 import type { DeviceAccessResolver } from '../grants.ts';
-import { DeviceSchema, PermissionsSchema } from '../schemas.ts';
+import { DeviceSchema, DeviceStatus, PermissionsSchema, deviceFields } from '../schemas.ts';
 
 /**
  * The devices module's interface (DeviceAccessApi) for a tracking process elsewhere
@@ -12,10 +12,8 @@ import { DeviceSchema, PermissionsSchema } from '../schemas.ts';
  */
 
 const TAGS = ['internal'];
-const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) => Type.Union([schema, Type.Null()]);
 const Id = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
 const EpochMs = Type.Integer({ description: 'Epoch milliseconds' });
-const Status = Type.Union([Type.Literal('online'), Type.Literal('offline'), Type.Literal('unknown')]);
 
 /** At most this many devices per call; the remote adapter sends longer lists in parts. */
 export const INTERNAL_BATCH = 1000;
@@ -36,30 +34,13 @@ export const DeviceAccessDataSchema = Type.Object({
   grants: Type.Array(GrantSchema),
 });
 
-const DeviceRecordSchema = Type.Object({
-  id: Id,
-  name: Type.String(),
-  uniqueId: Type.String(),
-  status: Status,
-  lastUpdate: Nullable(EpochMs),
-  positionId: Nullable(Type.Integer()),
-  phone: Nullable(Type.String()),
-  model: Nullable(Type.String()),
-  contact: Nullable(Type.String()),
-  category: Nullable(Type.String()),
-  disabled: Type.Boolean(),
-  expirationTime: Nullable(EpochMs),
-  groupId: Nullable(Type.Integer()),
-  calendarId: Nullable(Type.Integer()),
-  attributes: Type.Record(Type.String(), Type.Unknown()),
-  ownerId: Id,
-});
+const DeviceRecordSchema = Type.Object({ ...deviceFields(EpochMs), ownerId: Id });
 
 const Ids = Type.Array(Id, { minItems: 1, maxItems: INTERNAL_BATCH });
 
 const StatusChange = Type.Object({
   deviceId: Id,
-  status: Type.Optional(Status),
+  status: Type.Optional(DeviceStatus),
   lastUpdate: Type.Optional(Nullable(EpochMs)),
   positionId: Type.Optional(Nullable(Id)),
 });
