@@ -10,13 +10,17 @@ import type { BillingProvider, ProviderNotification, SubscriptionChange, Subscri
 import type { BillingRepository, SubscriptionRow, WebhookEventOutcome } from './repository.ts';
 import type { SubscriptionChanged } from './events.ts';
 
-/** Column widths of the billing tables: longer identifiers are refused, a longer plan name is cut. */
+/** Column widths of the billing tables: longer identifiers are refused, a longer plan name or skip reason is cut. */
 const LIMITS = {
   idempotencyKey: 255,
   providerSubscriptionId: 1024,
   planId: 255,
   planName: 255,
+  reason: 255,
 } as const;
+
+/** PostgreSQL text cannot hold U+0000. */
+const NUL = '\u0000';
 
 /**
  * Provider times are stored only from the Unix epoch to the last millisecond that ISO 8601 writes with four year
@@ -329,7 +333,12 @@ function targetOf(notification: ProviderNotification, now: number): Notification
   if (!isStorableTime(notification.eventTime) || notification.eventTime.getTime() > now + EVENT_TIME_LEAD_MS) {
     throw new WebhookError('INVALID_PAYLOAD', 'The notification\'s event time is not a plausible date');
   }
-  if (change.kind === 'skip') return change;
+  const storedText = [notification.idempotencyKey, providerSubscriptionId, ...(change.kind === 'apply' ? [change.planId, change.planName] : [])];
+  if (storedText.some((text) => text?.includes(NUL))) {
+    throw new WebhookError('INVALID_PAYLOAD', 'The notification carries a NUL character, which this service cannot store');
+  }
+  // A skip reason quotes the provider's type names: kept as a note, cut to its column.
+  if (change.kind === 'skip') return { kind: 'skip', reason: change.reason.replaceAll(NUL, '').slice(0, LIMITS.reason) };
   if (![change.currentPeriodStart, change.currentPeriodEnd, change.canceledAt].every((time) => time === null || isStorableTime(time))) {
     throw new WebhookError('INVALID_PAYLOAD', 'The notification carries a subscription time outside 1970-01-01 to 9999-12-31');
   }
