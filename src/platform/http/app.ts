@@ -11,6 +11,7 @@ import type {
 } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv } from 'ajv';
+import type { SchemaValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { AppError } from './errors.ts';
 import type { ErrorCode, ErrorDetail } from './errors.ts';
@@ -46,13 +47,38 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
 /**
  * Bodies are validated strictly (a string field never accepts 123); query strings, params and
- * headers arrive as text, so their numbers and booleans are coerced.
+ * headers arrive as text, so their numbers and booleans are coerced. No string anywhere may hold
+ * U+0000: PostgreSQL text cannot store it, so it is refused like any other invalid field.
  */
 function validatorCompiler(): FastifySchemaCompiler<unknown> {
   const shared = { removeAdditional: false, useDefaults: true, allErrors: false, strict: false } as const;
-  const strict = addFormats(new Ajv({ ...shared, coerceTypes: false }));
-  const coercing = addFormats(new Ajv({ ...shared, coerceTypes: 'array' }));
-  return ({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(schema as object);
+  const strict = withNulKeyword(addFormats(new Ajv({ ...shared, coerceTypes: false })));
+  const coercing = withNulKeyword(addFormats(new Ajv({ ...shared, coerceTypes: 'array' })));
+  return ({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(refusingNul(schema) as object);
+}
+
+const NO_NUL = 'x-no-nul';
+
+const refuseNul: SchemaValidateFunction = (_schema, data) => {
+  if (typeof data !== 'string' || !data.includes('\u0000')) return true;
+  refuseNul.errors = [{ keyword: NO_NUL, message: 'must not contain a NUL character', params: {} }];
+  return false;
+};
+
+function withNulKeyword(ajv: Ajv): Ajv {
+  return ajv.addKeyword({ keyword: NO_NUL, type: 'string', errors: true, validate: refuseNul });
+}
+
+/** Keywords whose values are data, not schemas. */
+const DATA_KEYWORDS = new Set(['const', 'enum', 'default', 'examples']);
+
+/** A copy of the schema in which every string also refuses U+0000. */
+function refusingNul(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(refusingNul);
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const copy = Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, DATA_KEYWORDS.has(key) ? value : refusingNul(value)]));
+  const type: unknown = copy['type'];
+  return type === 'string' || (Array.isArray(type) && type.includes('string')) ? { ...copy, [NO_NUL]: true } : copy;
 }
 
 /** The one app factory every process uses: logging, request ids, validation and the error contract. */
