@@ -157,6 +157,7 @@ export function oddFor(schema: JsonSchema): fc.Arbitrary<FuzzValue> {
     case 'string':
       return fc.oneof(
         { weight: 4, arbitrary: fc.constantFrom(...(schema.format === 'date-time' ? ODD_DATES : ODD_STRINGS)) },
+        { weight: 3, arbitrary: withOddCharacter(schema) },
         { weight: 2, arbitrary: fc.constantFrom(...overlong(schema)) },
         { weight: 1, arbitrary: wrongType },
       );
@@ -182,9 +183,21 @@ export function oddTextFor(schema: JsonSchema): fc.Arbitrary<string> {
     default: {
       const typed = schema.format === 'date-time' ? ODD_DATES : ODD_STRINGS;
       const enumerated = (schema.enum ?? []).flatMap((value) => [String(value).toUpperCase(), ` ${String(value)}`, `${String(value)}\u0000`]);
-      return fc.constantFrom(...typed, ...overlong(schema), ...enumerated);
+      return fc.oneof(fc.constantFrom(...typed, ...overlong(schema), ...enumerated), withOddCharacter(schema));
     }
   }
+}
+
+/** Characters a database or a parser may choke on: NUL, lone surrogates, line and direction controls. */
+const ODD_CHARACTERS = ['\u0000', '\ud800', '\udc00', '\u0001', '\u001b', '\u007f', '\u0085', '\u2028', '\u202e', '\ufeff', '\ufffe', '\r\n'];
+
+/** A valid value with one odd character put in, so that it passes every other check. */
+function withOddCharacter(schema: JsonSchema): fc.Arbitrary<string> {
+  const valid = schema.enum ? fc.constantFrom(...schema.enum.map(String)) : stringValue(schema);
+  return fc.tuple(valid, fc.constantFrom(...ODD_CHARACTERS), fc.nat()).map(([text, character, at]) => {
+    const position = at % (text.length + 1);
+    return `${text.slice(0, position)}${character}${text.slice(position)}`;
+  });
 }
 
 function boundsOf(schema: JsonSchema): number[] {
