@@ -1,5 +1,6 @@
 // Fuzzes the operations of /openapi.json on the real all-in-one server (DESIGN §7): no answer is a 5xx, every error
-// is JSON with a `code`, and a refused request (4xx) changes no row of any table.
+// is JSON with a `code`, a refused request (4xx) changes no row of any table, and no request leaves state that
+// makes a later read of the fixtures answer 5xx.
 import { createHash } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import fc from 'fast-check';
@@ -60,8 +61,11 @@ export async function startFuzzSession(engine: TestEngine): Promise<FuzzSession>
     /** The settled state every request is compared with. */
     let state = { digests: await readDigests(), rows: await readRows() };
 
-    /** Waits out what a successful request set going (bus events), then repairs the fixtures it broke. */
-    const settle = async (): Promise<void> => {
+    /**
+     * After a request that changed something: waits out what it set going (bus events), lists the reads its
+     * state breaks, then repairs the fixtures and takes the new state as the one to compare with.
+     */
+    const settle = async (): Promise<string[]> => {
       let previous = await readDigests();
       for (let attempt = 0; attempt < 50; attempt += 1) {
         await delay(10);
@@ -69,8 +73,10 @@ export async function startFuzzSession(engine: TestEngine): Promise<FuzzSession>
         if (sameDigests(previous, next)) break;
         previous = next;
       }
+      const broken = await world.brokenReads();
       await world.repair();
       state = { digests: await readDigests(), rows: await readRows() };
+      return broken;
     };
 
     return {
@@ -92,6 +98,7 @@ export async function startFuzzSession(engine: TestEngine): Promise<FuzzSession>
           const changed = !sameDigests(state.digests, await readDigests());
           const problems = answerProblems(answer);
           if (answer.status >= 400 && changed) problems.push(`refused, yet changed ${differences(state.rows, await readRows()).join('; ')}`);
+          if (changed || answer.status === 0) problems.push(...(await settle()).map((read) => `left state after which ${read}`));
           for (const problem of problems) {
             report.findings.push({
               operation: operationName(operation),
@@ -102,7 +109,6 @@ export async function startFuzzSession(engine: TestEngine): Promise<FuzzSession>
               answer: describeAnswer(answer),
             });
           }
-          if (changed || answer.status === 0) await settle();
         }
         return report;
       },

@@ -179,7 +179,7 @@ function body(operation: Operation): fc.Arbitrary<Body> {
 }
 
 function mutated(value: FuzzValue, changes: Mutation[]): FuzzValue {
-  return changes.reduce(applyMutation, value);
+  return changes.reduce((changed, change) => applyMutation(changed, change), value);
 }
 
 // Rendering

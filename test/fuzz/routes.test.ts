@@ -13,7 +13,7 @@ describeEachEngine('fuzz: every operation of /openapi.json', (engine) => {
   });
   after(() => session?.close());
 
-  it(`answers ${CI_COUNT} generated requests per operation (seed ${CI_SEED}) without a 5xx, with JSON errors carrying a code, changing nothing when it refuses`, async (t) => {
+  it(`answers ${CI_COUNT} generated requests per operation (seed ${CI_SEED}) without a 5xx, with JSON errors carrying a code, changing nothing when it refuses and nothing that breaks a later read`, async (t) => {
     assert.ok(session.operations.length >= 60, `the document lists ${session.operations.length} operations`);
     for (const operation of session.operations) {
       await t.test(operationName(operation), async () => {

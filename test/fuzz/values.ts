@@ -174,22 +174,27 @@ export function mutation(odd: fc.Arbitrary<FuzzValue> = oddValue()): fc.Arbitrar
   });
 }
 
-type Path = (string | number)[];
+interface Node {
+  /** Entry or item indexes from the root. */
+  path: number[];
+  /** The key the node sits under, when its parent is an object. */
+  key: string | undefined;
+}
 
-function nodesOf(value: FuzzValue, path: Path = [], into: Path[] = []): Path[] {
-  into.push(path);
-  if (value instanceof FuzzObject) value.entries.forEach(([, entry], index) => nodesOf(entry, [...path, index], into));
-  else if (Array.isArray(value)) value.forEach((item: FuzzValue, index: number) => nodesOf(item, [...path, index], into));
+function nodesOf(value: FuzzValue, path: number[] = [], key: string | undefined = undefined, into: Node[] = []): Node[] {
+  into.push({ path, key });
+  if (value instanceof FuzzObject) value.entries.forEach(([entryKey, entry], index) => nodesOf(entry, [...path, index], entryKey, into));
+  else if (Array.isArray(value)) value.forEach((item: FuzzValue, index: number) => nodesOf(item, [...path, index], undefined, into));
   return into;
 }
 
-function rewriteAt(value: FuzzValue, path: Path, rewrite: (node: FuzzValue, key: string | undefined) => FuzzValue | undefined, key?: string): FuzzValue | undefined {
-  if (path.length === 0) return rewrite(value, key);
-  const [index, ...rest] = path as [number, ...Path];
+function rewriteAt(value: FuzzValue, path: number[], rewrite: (node: FuzzValue) => FuzzValue | undefined): FuzzValue | undefined {
+  if (path.length === 0) return rewrite(value);
+  const [index, ...rest] = path as [number, ...number[]];
   if (value instanceof FuzzObject) {
     const entries = value.entries.flatMap(([entryKey, entry], position) => {
       if (position !== index) return [[entryKey, entry] as const];
-      const next = rewriteAt(entry, rest, rewrite, entryKey);
+      const next = rewriteAt(entry, rest, rewrite);
       return next === undefined ? [] : [[entryKey, next] as const];
     });
     return new FuzzObject(entries);
@@ -204,10 +209,15 @@ function rewriteAt(value: FuzzValue, path: Path, rewrite: (node: FuzzValue, key:
   return value;
 }
 
-/** One change to one node of the value: replaced by an odd value, deleted, or given an odd or repeated key. */
-export function applyMutation(value: FuzzValue, change: Mutation): FuzzValue {
-  const nodes = nodesOf(value);
-  const path = nodes[change.pick % nodes.length] ?? [];
+/**
+ * One change to one node of the value: replaced by an odd value, deleted, or given an odd or repeated key.
+ * `keys` narrows the choice to nodes under matching keys, when there are any.
+ */
+export function applyMutation(value: FuzzValue, change: Mutation, keys?: RegExp): FuzzValue {
+  const all = nodesOf(value);
+  const matching = keys ? all.filter((node) => node.key !== undefined && keys.test(node.key)) : [];
+  const nodes = matching.length > 0 ? matching : all;
+  const path = nodes[change.pick % nodes.length]?.path ?? [];
   const rewritten = rewriteAt(value, path, (node) => {
     switch (change.kind) {
       case 'replace':

@@ -14,7 +14,7 @@ import {
   stripeSubscription,
 } from '../services/billing/support/providers.ts';
 import type { BillingTestProviders } from '../services/billing/support/providers.ts';
-import { FuzzObject, RawJson, applyMutation, fromJs, mutation, oddValue, toJsonText } from './values.ts';
+import { FuzzObject, RawJson, applyMutation, fromJs, mutation, toJsonText } from './values.ts';
 import type { FuzzValue, Mutation } from './values.ts';
 
 export type WebhookProvider = 'stripe' | 'apple' | 'google';
@@ -23,6 +23,8 @@ export interface SignedWebhookDelivery {
   provider: WebhookProvider;
   /** Picks the notification to start from, modulo the provider's templates. */
   template: number;
+  /** A change aimed at one of the notification's times. */
+  timeMutation: Mutation | null;
   mutations: Mutation[];
 }
 
@@ -40,9 +42,16 @@ export interface WebhookFixtures {
 const ODD_TIMES = ['1e13', '1e16', '1e17', '1e300', '1e309', '-1', '-0', '0', '1.5', '253402300800', '253402300800000', '8640000000000001', '"1700000000"', '"soon"', 'null']
   .map((text) => new RawJson(text));
 
+/** Keys of the times in Stripe events, App Store notifications and Google Play developer notifications. */
+const TIME_KEYS = /created|date|time|period|_at$|^start$|^end$/i;
+
 export function signedWebhookDelivery(provider: WebhookProvider): fc.Arbitrary<SignedWebhookDelivery> {
-  const odd = fc.oneof({ weight: 1, arbitrary: fc.constantFrom<FuzzValue>(...ODD_TIMES) }, { weight: 2, arbitrary: oddValue() });
-  return fc.record({ provider: fc.constant(provider), template: fc.nat(), mutations: fc.array(mutation(odd), { maxLength: 3 }) });
+  return fc.record({
+    provider: fc.constant(provider),
+    template: fc.nat(),
+    timeMutation: fc.option(mutation(fc.constantFrom<FuzzValue>(...ODD_TIMES)), { freq: 2 }),
+    mutations: fc.array(mutation(), { maxLength: 2 }),
+  });
 }
 
 const STRIPE_TYPES = ['customer.subscription.created', 'customer.subscription.updated', 'customer.subscription.deleted', 'invoice.paid', 'invoice.payment_failed', 'charge.succeeded'];
@@ -53,7 +62,10 @@ const APPLE_TYPES: [string, string | undefined][] = [
 const GOOGLE_TYPES = [1, 2, 3, 4, 5, 6, 7, 9, 10, 12, 13, 20];
 
 export async function signDelivery(delivery: SignedWebhookDelivery, fixtures: WebhookFixtures): Promise<{ headers: Record<string, string>; payload: string }> {
-  const mutate = (value: FuzzValue) => delivery.mutations.reduce(applyMutation, value);
+  const mutate = (value: FuzzValue) => {
+    const timed = delivery.timeMutation ? applyMutation(value, delivery.timeMutation, TIME_KEYS) : value;
+    return delivery.mutations.reduce((changed, change) => applyMutation(changed, change), timed);
+  };
   const text = (value: FuzzValue) => toJsonText(value, () => {
     throw new Error('webhook templates hold no references');
   });

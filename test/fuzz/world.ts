@@ -46,7 +46,8 @@ export class FuzzWorld {
 
     const ownerDevice = await this.#create(owner, '/api/devices', { name: 'Owner tracker', uniqueId: `fuzz-owner-${tag}` });
     const otherDevice = await this.#create(other, '/api/devices', { name: 'Other tracker', uniqueId: `fuzz-other-${tag}` });
-    await this.#create(owner, `/api/devices/${ownerDevice}/shares`, { email: other.email, permissions: { position: true, events: true } });
+    const share = await this.#inject(owner, 'POST', `/api/devices/${ownerDevice}/shares`, { email: other.email, permissions: { position: true, events: true } });
+    assert.equal(share.statusCode, 201, share.body);
     const geofence = await this.#create(owner, '/api/geofences', { name: 'Depot', area: 'CIRCLE (52.5 13.4, 500)' });
     const claimUniqueId = `fuzz-claim-${tag}`;
     const claim = await this.#inject(admin, 'POST', '/api/devices/claim-tokens', { modelCode: 'FZ-1', uniqueId: claimUniqueId });
@@ -88,6 +89,35 @@ export class FuzzWorld {
    */
   async repair(): Promise<void> {
     if (!(await this.#intact())) await this.build();
+  }
+
+  /** Reads that must keep answering whatever a request stored: the owner's own data and the administrator's lists of everyone's. */
+  async brokenReads(): Promise<string[]> {
+    const { owner, admin } = this.#requireLogins();
+    const device = this.ref('owner.device');
+    const reads: [Login, string][] = [
+      [owner, '/api/auth/profile'],
+      [owner, '/api/devices'],
+      [owner, `/api/devices/${device}`],
+      [owner, `/api/devices/${device}/shares`],
+      [owner, '/api/geofences'],
+      [owner, `/api/positions?deviceId=${device}`],
+      [owner, `/api/events?deviceId=${device}`],
+      [owner, `/api/subscriptions/${owner.userId}`],
+      [owner, `/api/subscriptions/check/${owner.userId}`],
+      [admin, '/api/auth/users'],
+      [admin, '/api/devices'],
+      [admin, '/api/geofences?all=true'],
+      [admin, '/api/devices/claim-tokens'],
+      [admin, `/api/subscriptions/by-provider/stripe/${this.ref('stripe.subscription')}`],
+      [admin, `/api/subscriptions/by-provider/google/${this.ref('google.purchaseToken')}`],
+    ];
+    const broken: string[] = [];
+    for (const [login, url] of reads) {
+      const response = await this.#inject(login, 'GET', url);
+      if (response.statusCode >= 500) broken.push(`GET ${url} answered ${response.statusCode}`);
+    }
+    return broken;
   }
 
   async #intact(): Promise<boolean> {
