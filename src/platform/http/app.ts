@@ -4,6 +4,8 @@ import type {
   FastifyBaseLogger,
   FastifyError,
   FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
   FastifySchemaCompiler,
   RawReplyDefaultExpression,
   RawRequestDefaultExpression,
@@ -105,6 +107,11 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
+    // The router refuses a malformed percent-escape or an over-long path parameter before any hook runs.
+    frameworkErrors: (error, request, reply) => {
+      reply.headers({ [REQUEST_ID_HEADER]: request.id, ...PRIVATE_ANSWER_HEADERS });
+      sendError(error, request, reply);
+    },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as HttpApp;
 
   app.setValidatorCompiler(validatorCompiler());
@@ -129,14 +136,16 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     reply.code(404).send(errorBody(404, 'NOT_FOUND', `Route ${request.method} ${request.url.split('?')[0]} not found`));
   });
 
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    const { statusCode, code, message, details, headers } = toClientError(error);
-    if (statusCode >= 500) request.log.error({ err: error }, 'request failed');
-    if (headers) reply.headers(headers);
-    reply.code(statusCode).send(errorBody(statusCode, code, message, details));
-  });
+  app.setErrorHandler(sendError);
 
   return app;
+}
+
+function sendError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const { statusCode, code, message, details, headers } = toClientError(error);
+  if (statusCode >= 500) request.log.error({ err: error }, 'request failed');
+  if (headers) reply.headers(headers);
+  reply.code(statusCode).send(errorBody(statusCode, code, message, details));
 }
 
 interface ClientError {
@@ -177,6 +186,10 @@ function toClientError(error: FastifyError): ClientError {
       return { statusCode: 413, code: 'PAYLOAD_TOO_LARGE', message: 'The request body is too large' };
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return { statusCode: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: error.message };
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return { statusCode: 414, code: 'URI_TOO_LONG', message: 'A path parameter is longer than 1024 characters' };
+    case 'FST_ERR_BAD_URL':
+      return { statusCode: 400, code: 'BAD_REQUEST', message: 'The path holds a malformed percent-escape' };
   }
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) return { statusCode: status, code: 'BAD_REQUEST', message: error.message };
@@ -190,6 +203,7 @@ const REASONS: Record<number, string> = {
   404: 'Not Found',
   409: 'Conflict',
   413: 'Payload Too Large',
+  414: 'URI Too Long',
   415: 'Unsupported Media Type',
   426: 'Upgrade Required',
   429: 'Too Many Requests',

@@ -12,6 +12,7 @@ export const ERROR_CODES = {
   FORBIDDEN: [403, 'Access denied'],
   NOT_FOUND: [404, 'Not found'],
   PAYLOAD_TOO_LARGE: [413, 'The request body is too large'],
+  URI_TOO_LONG: [414, 'A path parameter is too long'],
   UNSUPPORTED_MEDIA_TYPE: [415, 'Unsupported content type'],
   RATE_LIMITED: [429, 'Too many requests, try again later'],
   INTERNAL_ERROR: [500, 'Internal server error'],

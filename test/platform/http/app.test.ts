@@ -112,6 +112,26 @@ describe('HTTP platform: the error contract', () => {
     assert.equal(accepted.statusCode, 200, accepted.body);
   });
 
+  it('answers what the router refuses in the path with the standard error, request id and private headers', async () => {
+    const cases: [string, number, string][] = [
+      ['/notes/%FF', 400, 'BAD_REQUEST'],
+      ['/notes/%ED%A0%80', 400, 'BAD_REQUEST'],
+      [`/notes/${'a'.repeat(1025)}`, 414, 'URI_TOO_LONG'],
+    ];
+    for (const [url, status, code] of cases) {
+      const response = await app.inject({ method: 'POST', url, payload: { lines: [], meta: {} }, headers: { 'x-request-id': 'router-refusal-1' } });
+      assert.equal(response.statusCode, status, url);
+      assert.equal(response.headers['content-type'], 'application/json; charset=utf-8');
+      assert.equal(response.json().code, code);
+      assert.equal(response.json().statusCode, status);
+      assert.equal(response.headers['x-request-id'], 'router-refusal-1');
+      assert.equal(response.headers['cache-control'], 'no-store');
+      assert.equal(response.headers['x-content-type-options'], 'nosniff');
+    }
+    const longest = await app.inject({ method: 'POST', url: `/notes/${'a'.repeat(1024)}`, payload: { lines: [], meta: {} } });
+    assert.equal(longest.statusCode, 200);
+  });
+
   it('answers malformed JSON with 400, never 500', async () => {
     const response = await post('{"name": "a",');
     assert.equal(response.statusCode, 400);
