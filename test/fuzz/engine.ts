@@ -1,9 +1,10 @@
 // Fuzzes the operations of /openapi.json on the real all-in-one server (DESIGN §7): no answer is a 5xx, every error
-// is JSON with a `code`, a refused request (4xx) changes no row of any table, and no request leaves state that
+// is JSON with a documented `code`, a refused request (4xx) changes no row of any table, and no request leaves state that
 // makes a later read of the fixtures answer 5xx.
 import { createHash } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import fc from 'fast-check';
+import { ERROR_CODES } from '../../src/platform/http/errors.ts';
 import type { TestEngine } from '../support/engines.ts';
 import type { TestServer } from '../support/server.ts';
 import { startBillingTestServer, stopBillingTestServer } from '../services/billing/support/server.ts';
@@ -160,6 +161,7 @@ function answerProblems(answer: Answer): string[] {
   }
   const fields = body as { code?: unknown; statusCode?: unknown };
   if (typeof fields.code !== 'string' || fields.code === '') return [`error ${answer.status} has no code`];
+  if (!Object.hasOwn(ERROR_CODES, fields.code)) return [`error ${answer.status} has the undocumented code ${fields.code}`];
   if (fields.statusCode !== answer.status) return [`error ${answer.status} says statusCode ${String(fields.statusCode)}`];
   return [];
 }
