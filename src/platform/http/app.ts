@@ -8,6 +8,8 @@ import type {
   FastifyBaseLogger,
   FastifyError,
   FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
   FastifySchemaCompiler,
   RawReplyDefaultExpression,
   RawRequestDefaultExpression,
@@ -15,6 +17,7 @@ import type {
 } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { Ajv } from 'ajv';
+import type { SchemaValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { AppError, ERROR_CODES } from './errors.ts';
 import type { ErrorCode, ErrorDetail } from './errors.ts';
@@ -57,13 +60,37 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 /**
  * Bodies are validated strictly (a string field never accepts 123); query strings, params and
  * headers arrive as text, so their numbers and booleans are coerced. No number is NaN or Infinity
- * (`1e309`).
+ * (`1e309`), and no string anywhere may hold U+0000: PostgreSQL text cannot store it, so it is refused like any other invalid field.
  */
 function validatorCompiler(): FastifySchemaCompiler<unknown> {
   const shared = { removeAdditional: false, useDefaults: true, allErrors: false, strict: false, strictNumbers: true } as const;
-  const strict = addInputKeywords(addFormats(new Ajv({ ...shared, coerceTypes: false })));
-  const coercing = addInputKeywords(addFormats(new Ajv({ ...shared, coerceTypes: 'array' })));
-  return ({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(schema as object);
+  const strict = withNulKeyword(addInputKeywords(addFormats(new Ajv({ ...shared, coerceTypes: false }))));
+  const coercing = withNulKeyword(addInputKeywords(addFormats(new Ajv({ ...shared, coerceTypes: 'array' }))));
+  return ({ schema, httpPart }) => (httpPart === 'body' ? strict : coercing).compile(refusingNul(schema) as object);
+}
+
+const NO_NUL = 'x-no-nul';
+
+const refuseNul: SchemaValidateFunction = (_schema, data) => {
+  if (typeof data !== 'string' || !data.includes('\u0000')) return true;
+  refuseNul.errors = [{ keyword: NO_NUL, message: 'must not contain a NUL character', params: {} }];
+  return false;
+};
+
+function withNulKeyword(ajv: Ajv): Ajv {
+  return ajv.addKeyword({ keyword: NO_NUL, type: 'string', errors: true, validate: refuseNul });
+}
+
+/** Keywords whose values are data, not schemas. */
+const DATA_KEYWORDS = new Set(['const', 'enum', 'default', 'examples']);
+
+/** A copy of the schema in which every string also refuses U+0000. */
+function refusingNul(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(refusingNul);
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const copy = Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, DATA_KEYWORDS.has(key) ? value : refusingNul(value)]));
+  const type: unknown = copy['type'];
+  return type === 'string' || (Array.isArray(type) && type.includes('string')) ? { ...copy, [NO_NUL]: true } : copy;
 }
 
 /** The one app factory every process uses: logging, request ids, validation and the error contract. */
@@ -91,6 +118,11 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1024 },
+    // The router refuses a malformed percent-escape or an over-long path parameter before any hook runs.
+    frameworkErrors: (error, request, reply) => {
+      reply.headers({ [REQUEST_ID_HEADER]: request.id, ...PRIVATE_ANSWER_HEADERS });
+      sendError(error, request, reply);
+    },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as HttpApp;
 
   app.setValidatorCompiler(validatorCompiler());
@@ -122,12 +154,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     reply.code(404).send(errorBody(404, 'NOT_FOUND', `Route ${request.method} ${request.url.split('?')[0]} not found`));
   });
 
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    const { statusCode, code, message, details, headers } = toClientError(error);
-    if (statusCode >= 500) request.log.error({ err: error }, 'request failed');
-    if (headers) reply.headers(headers);
-    reply.code(statusCode).send(errorBody(statusCode, code, message, details));
-  });
+  app.setErrorHandler(sendError);
 
   return app;
 }
@@ -178,6 +205,13 @@ function isParsedJson(body: unknown): boolean {
   return Array.isArray(body) || prototype === Object.prototype || prototype === null;
 }
 
+function sendError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const { statusCode, code, message, details, headers } = toClientError(error);
+  if (statusCode >= 500) request.log.error({ err: error }, 'request failed');
+  if (headers) reply.headers(headers);
+  reply.code(statusCode).send(errorBody(statusCode, code, message, details));
+}
+
 interface ClientError {
   statusCode: number;
   code: ErrorCode;
@@ -216,6 +250,10 @@ function toClientError(error: FastifyError): ClientError {
       return { statusCode: 413, code: 'PAYLOAD_TOO_LARGE', message: 'The request body is too large' };
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return { statusCode: 415, code: 'UNSUPPORTED_MEDIA_TYPE', message: error.message };
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return { statusCode: 414, code: 'URI_TOO_LONG', message: 'A path parameter is longer than 1024 characters' };
+    case 'FST_ERR_BAD_URL':
+      return { statusCode: 400, code: 'BAD_REQUEST', message: 'The path holds a malformed percent-escape' };
   }
   const status = error.statusCode ?? 500;
   if (status >= 400 && status < 500) return { statusCode: status, code: 'BAD_REQUEST', message: error.message };
@@ -230,6 +268,7 @@ const REASONS: Record<number, string> = {
   408: 'Request Timeout',
   409: 'Conflict',
   413: 'Payload Too Large',
+  414: 'URI Too Long',
   415: 'Unsupported Media Type',
   426: 'Upgrade Required',
   429: 'Too Many Requests',

@@ -15,6 +15,7 @@ export const PLATFORM_ERRORS = {
   NOT_FOUND: [404, 'Not found'],
   REQUEST_TIMEOUT: [408, 'The request took too long to arrive'],
   PAYLOAD_TOO_LARGE: [413, 'The request body is too large'],
+  URI_TOO_LONG: [414, 'A path parameter is too long'],
   UNSUPPORTED_MEDIA_TYPE: [415, 'Unsupported content type'],
   RATE_LIMITED: [429, 'Too many requests, try again later'],
   HEADERS_TOO_LARGE: [431, 'The request headers are too large'],

@@ -54,17 +54,20 @@ export const WebhookResponse = Type.Object({
   reason: Type.Optional(Type.String()),
 });
 
+/** Provider ids are printable ASCII; anything else, a NUL above all (PostgreSQL cannot store it), is refused. */
+const PROVIDER_ID_PATTERN = '^[\\x21-\\x7E]+$';
+
 export const UserIdParams = Type.Object({ user_id: IdParam });
 
 export const ByProviderParams = Type.Object({
   provider: ProviderName,
-  subscription_id: Type.String({ minLength: 1, maxLength: 1024 }),
+  subscription_id: Type.String({ minLength: 1, maxLength: 1024, pattern: PROVIDER_ID_PATTERN }),
 });
 
 export const GooglePurchaseRequest = Type.Object(
   {
-    purchaseToken: Type.String({ minLength: 1, maxLength: 1024, pattern: '^\\S+$' }),
-    productId: Type.String({ minLength: 1, maxLength: 255, pattern: '^\\S+$' }),
+    purchaseToken: Type.String({ minLength: 1, maxLength: 1024, pattern: PROVIDER_ID_PATTERN }),
+    productId: Type.String({ minLength: 1, maxLength: 255, pattern: PROVIDER_ID_PATTERN }),
   },
   { additionalProperties: false },
 );

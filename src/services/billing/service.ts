@@ -11,13 +11,25 @@ import type { BillingProvider, ProviderNotification, SubscriptionChange, Subscri
 import type { BillingRepository, SubscriptionRow, WebhookEventOutcome } from './repository.ts';
 import type { SubscriptionChanged } from './events.ts';
 
-/** Column widths of the billing tables: longer identifiers are refused, a longer plan name is cut. */
+/** Column widths of the billing tables: longer identifiers are refused, a longer plan name or skip reason is cut. */
 const LIMITS = {
   idempotencyKey: 255,
   providerSubscriptionId: 1024,
   planId: 255,
   planName: 255,
+  reason: 255,
 } as const;
+
+/** PostgreSQL text cannot hold U+0000. */
+const NUL = '\u0000';
+
+/**
+ * Provider times are stored only from the Unix epoch to the last millisecond that ISO 8601 writes with four year
+ * digits: a later one cannot be answered as a date-time, and one beyond JavaScript's dates cannot be stored at all.
+ */
+const LATEST_TIME_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+/** Clock skew between a provider and us; an event dated further ahead would make every real later event stale. */
+const EVENT_TIME_LEAD_MS = 24 * 3600_000;
 
 /** Idempotency rows older than this are deleted: every provider has long stopped redelivering by then. */
 const WEBHOOK_EVENT_RETENTION_MS = 90 * 24 * 3600_000;
@@ -94,7 +106,7 @@ export class BillingService {
    * commit in one transaction, so a failure anywhere leaves nothing behind and the provider's retry starts afresh.
    */
   async applyNotification(notification: ProviderNotification): Promise<WebhookResult> {
-    const target = targetOf(notification);
+    const target = targetOf(notification, Date.now());
     const { provider, idempotencyKey } = notification;
     // Asked before the transaction: on SQLite the directory shares the one connection the transaction holds.
     const stripeUserId =
@@ -316,19 +328,36 @@ type NotificationTarget =
   | { kind: 'apply'; change: SubscriptionChange; providerSubscriptionId: string };
 
 /**
- * What the notification asks for, checked before any write. Provider values wider than our columns are
- * malformed: a 400 rather than a database error and endless retries.
+ * What the notification asks for, checked before any write. Provider values wider than our columns, and times
+ * we cannot store or answer, are malformed: a 400 rather than a database error and endless retries.
  */
-function targetOf(notification: ProviderNotification): NotificationTarget {
+function targetOf(notification: ProviderNotification, now: number): NotificationTarget {
   const { change, providerSubscriptionId } = notification;
   const tooLong = (value: string | null, limit: number) => value !== null && value.length > limit;
   if (tooLong(notification.idempotencyKey, LIMITS.idempotencyKey) || tooLong(providerSubscriptionId, LIMITS.providerSubscriptionId)) {
     throw new WebhookError('INVALID_PAYLOAD', 'The notification carries an identifier longer than this service stores');
   }
-  if (change.kind === 'skip') return change;
+  if (!isStorableTime(notification.eventTime) || notification.eventTime.getTime() > now + EVENT_TIME_LEAD_MS) {
+    throw new WebhookError('INVALID_PAYLOAD', 'The notification\'s event time is not a plausible date');
+  }
+  const storedText = [notification.idempotencyKey, providerSubscriptionId, ...(change.kind === 'apply' ? [change.planId, change.planName] : [])];
+  if (storedText.some((text) => text?.includes(NUL))) {
+    throw new WebhookError('INVALID_PAYLOAD', 'The notification carries a NUL character, which this service cannot store');
+  }
+  // A skip reason quotes the provider's type names: kept as a note, cut to its column.
+  if (change.kind === 'skip') return { kind: 'skip', reason: change.reason.replaceAll(NUL, '').slice(0, LIMITS.reason) };
+  if (![change.currentPeriodStart, change.currentPeriodEnd, change.canceledAt].every((time) => time === null || isStorableTime(time))) {
+    throw new WebhookError('INVALID_PAYLOAD', 'The notification carries a subscription time outside 1970-01-01 to 9999-12-31');
+  }
   if (tooLong(change.planId, LIMITS.planId)) throw new WebhookError('INVALID_PAYLOAD', 'The notification names a plan id longer than this service stores');
   if (providerSubscriptionId === null) throw new WebhookError('INVALID_PAYLOAD', 'The notification changes a subscription without naming it');
   return { kind: 'apply', change, providerSubscriptionId };
+}
+
+/** From the epoch to LATEST_TIME_MS; an invalid date (from a number beyond JavaScript's dates) is neither. */
+function isStorableTime(time: Date): boolean {
+  const millis = time.getTime();
+  return millis >= 0 && millis <= LATEST_TIME_MS;
 }
 
 function toParked(change: SubscriptionChange): ParkedChange {

@@ -28,6 +28,17 @@ describe('HTTP platform: the error contract', () => {
       },
       async (request) => ({ received: request.body, limit: request.query.limit ?? null }),
     );
+    app.post(
+      '/notes/:topic',
+      {
+        schema: {
+          params: Type.Object({ topic: Type.String() }),
+          querystring: Type.Object({ tag: Type.Optional(Type.Array(Type.String())) }),
+          body: Type.Object({ lines: Type.Array(Type.Union([Type.String(), Type.Null()])), meta: Type.Object({}, { additionalProperties: true }) }),
+        },
+      },
+      async (request) => ({ topic: request.params.topic, lines: request.body.lines }),
+    );
     app.get('/conflict', async () => {
       throw new AppError('LIMIT_REACHED');
     });
@@ -82,6 +93,43 @@ describe('HTTP platform: the error contract', () => {
     const query = await app.inject({ method: 'POST', url: '/things?limit=abc', payload: { name: 'a', count: 1 } });
     assert.equal(query.statusCode, 400);
     assert.equal(query.json().details[0].path, '/query/limit');
+  });
+
+  it('refuses a NUL character in any string, however nested, and in the query and path; free-form objects keep theirs', async () => {
+    const note = (url: string, payload: object) => app.inject({ method: 'POST', url, payload });
+    const refusals: [string, object, string][] = [
+      ['/notes/a', { lines: ['fine', 'not\u0000fine'], meta: {} }, '/body/lines/1'],
+      ['/notes/a%00b', { lines: [], meta: {} }, '/params/topic'],
+      ['/notes/a?tag=x&tag=%00', { lines: [], meta: {} }, '/query/tag/1'],
+    ];
+    for (const [url, payload, path] of refusals) {
+      const response = await note(url, payload);
+      assert.equal(response.statusCode, 400, url);
+      assert.equal(response.json().code, 'VALIDATION_FAILED');
+      assert.deepEqual(response.json().details[0], { path, message: 'must not contain a NUL character' });
+    }
+    const accepted = await note('/notes/a', { lines: ['fine', null], meta: { note: 'kept\u0000as data' } });
+    assert.equal(accepted.statusCode, 200, accepted.body);
+  });
+
+  it('answers what the router refuses in the path with the standard error, request id and private headers', async () => {
+    const cases: [string, number, string][] = [
+      ['/notes/%FF', 400, 'BAD_REQUEST'],
+      ['/notes/%ED%A0%80', 400, 'BAD_REQUEST'],
+      [`/notes/${'a'.repeat(1025)}`, 414, 'URI_TOO_LONG'],
+    ];
+    for (const [url, status, code] of cases) {
+      const response = await app.inject({ method: 'POST', url, payload: { lines: [], meta: {} }, headers: { 'x-request-id': 'router-refusal-1' } });
+      assert.equal(response.statusCode, status, url);
+      assert.equal(response.headers['content-type'], 'application/json; charset=utf-8');
+      assert.equal(response.json().code, code);
+      assert.equal(response.json().statusCode, status);
+      assert.equal(response.headers['x-request-id'], 'router-refusal-1');
+      assert.equal(response.headers['cache-control'], 'no-store');
+      assert.equal(response.headers['x-content-type-options'], 'nosniff');
+    }
+    const longest = await app.inject({ method: 'POST', url: `/notes/${'a'.repeat(1024)}`, payload: { lines: [], meta: {} } });
+    assert.equal(longest.statusCode, 200);
   });
 
   it('answers malformed JSON with 400, never 500', async () => {

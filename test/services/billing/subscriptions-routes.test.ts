@@ -183,6 +183,14 @@ describeEachEngine('billing: subscription queries', (engine) => {
       assert.equal(response.statusCode, 400);
       assert.equal(response.json().code, 'VALIDATION_FAILED');
     });
+
+    it('rejects an id that is not printable ASCII (a NUL, a space, a control or non-ASCII character) with 400 VALIDATION_FAILED', async () => {
+      for (const id of ['sub%00', 'sub%201', 'sub%0A', 'sub%C3%A9']) {
+        const response = await get(`/api/subscriptions/by-provider/stripe/${id}`, admin.authorization);
+        assert.equal(response.statusCode, 400, `${id}: ${response.body}`);
+        assert.equal(response.json().code, 'VALIDATION_FAILED');
+      }
+    });
   });
 
   describe('POST /api/subscriptions/google/purchases', () => {
@@ -199,6 +207,9 @@ describeEachEngine('billing: subscription queries', (engine) => {
         { purchaseToken: 'tok', productId: ['pro'] },
         { purchaseToken: '', productId: 'pro' },
         { purchaseToken: 'tok with spaces', productId: 'pro' },
+        { purchaseToken: 'tok\u0000', productId: 'pro' },
+        { purchaseToken: 'tok', productId: 'pro\u0000' },
+        { purchaseToken: 'tok\u00e9', productId: 'pro' },
         { purchaseToken: 't'.repeat(1025), productId: 'pro' },
         { purchaseToken: 'tok', productId: 'p'.repeat(256) },
         { purchaseToken: 'tok', productId: 'pro', userId: 1 },

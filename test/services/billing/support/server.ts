@@ -12,11 +12,11 @@ export interface BillingTestSetup {
   server: TestServer;
 }
 
-/** The local providers and an all-in-one server that trusts them. */
-export async function startBillingTestServer(engine: TestEngine): Promise<BillingTestSetup> {
+/** The local providers and an all-in-one server that trusts them (`env` adds to its configuration). */
+export async function startBillingTestServer(engine: TestEngine, env: Record<string, string> = {}): Promise<BillingTestSetup> {
   const providers = await startBillingTestProviders();
   try {
-    return { providers, server: await startTestServer(engine, providers.env) };
+    return { providers, server: await startTestServer(engine, { ...providers.env, ...env }) };
   } catch (error) {
     await providers.close();
     throw error;
