@@ -7,7 +7,8 @@ import { LegalDocuments } from '../../../src/services/auth/legal/documents.ts';
 import { describeEachEngine } from '../../support/engines.ts';
 import { startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
-import { assertError, cookie, createUser, login, postJson, signIn, storedUser } from './support/auth.ts';
+import { assertError } from '../../support/api.ts';
+import { cookie, createUser, login, postJson, signIn, storedUser } from './support/auth.ts';
 
 describeEachEngine('auth profile, account deletion and legal documents', (engine) => {
   let server: TestServer;

@@ -16,7 +16,8 @@ import { createSharedDatabase, describeEachEngine } from '../../support/engines.
 import type { SharedTestDatabase } from '../../support/engines.ts';
 import { NO_DEVICE_LISTENERS, TEST_EVENT_CHANNEL, TEST_INTERNAL_TOKEN, startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
-import { assertError, createUser, login, PASSWORD, postJson, signIn, storedUser, totpAt } from './support/auth.ts';
+import { assertError } from '../../support/api.ts';
+import { createUser, login, PASSWORD, postJson, signIn, storedUser, totpAt } from './support/auth.ts';
 import type { SignedIn } from './support/auth.ts';
 
 const ADMIN_EMAIL = 'root@example.com';

@@ -8,7 +8,8 @@ import { ClientHashShares, MAX_HASHES_PER_CLIENT } from '../../../src/services/a
 import { describeEachEngine } from '../../support/engines.ts';
 import { TEST_EVENT_CHANNEL, startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
-import { assertError, createUser, login, PASSWORD, postJson, signIn, storedUser } from './support/auth.ts';
+import { assertError } from '../../support/api.ts';
+import { createUser, login, PASSWORD, postJson, signIn, storedUser } from './support/auth.ts';
 
 const REDIS_URL = process.env.TEST_REDIS_URL;
 /** Redis counters outlive a test run: every run uses addresses of its own. */

@@ -4,7 +4,8 @@ import { decodeJwt } from 'jose';
 import { describeEachEngine } from '../../support/engines.ts';
 import { startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
-import { assertError, cookie, createUser, login, PASSWORD, postJson, signIn } from './support/auth.ts';
+import { assertError } from '../../support/api.ts';
+import { cookie, createUser, login, PASSWORD, postJson, signIn } from './support/auth.ts';
 
 const ACCESS_TTL = 900;
 const REFRESH_TTL = 7200;

@@ -4,7 +4,8 @@ import type { TestContext } from 'node:test';
 import { describeEachEngine } from '../../support/engines.ts';
 import { startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
-import { assertError, cookie, createUser, login, postJson, signIn, totpAt } from './support/auth.ts';
+import { assertError } from '../../support/api.ts';
+import { cookie, createUser, login, postJson, signIn, totpAt } from './support/auth.ts';
 import type { SignedIn } from './support/auth.ts';
 
 const STEP = 30_000;

@@ -6,7 +6,8 @@ import { EVENT_TYPES } from '../../../src/services/tracking/events/types.ts';
 import { describeEachEngine } from '../../support/engines.ts';
 import { startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
-import { T0, assertError, createDevice, get, iso, share, signIn, trackingInstance } from './support/tracking.ts';
+import { assertError } from '../../support/api.ts';
+import { T0, createDevice, get, iso, share, signIn, trackingInstance } from './support/tracking.ts';
 import type { TestUser } from './support/tracking.ts';
 
 const HOUR = 3_600_000;

@@ -6,7 +6,8 @@ import { describeEachEngine } from '../../support/engines.ts';
 import { nestedJson } from '../../support/nested-json.ts';
 import { startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
-import { assertError, createDevice, get, share, signIn, trackingInstance } from './support/tracking.ts';
+import { assertError } from '../../support/api.ts';
+import { createDevice, get, share, signIn, trackingInstance } from './support/tracking.ts';
 import type { TestUser } from './support/tracking.ts';
 
 const BERLIN = { lat: 52.52, lon: 13.405 };

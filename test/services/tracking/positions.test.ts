@@ -6,7 +6,8 @@ import { HISTORY_LIMIT, HISTORY_PAGE_SIZE } from '../../../src/services/tracking
 import { describeEachEngine } from '../../support/engines.ts';
 import { startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
-import { T0, assertError, createDevice, get, iso, position, share, signIn, trackingInstance } from './support/tracking.ts';
+import { assertError } from '../../support/api.ts';
+import { T0, createDevice, get, iso, position, share, signIn, trackingInstance } from './support/tracking.ts';
 import type { TestUser } from './support/tracking.ts';
 
 const MINUTE = 60_000;

@@ -4,7 +4,8 @@ import { generateKeyPair, SignJWT } from 'jose';
 import { describeEachEngine } from '../../../support/engines.ts';
 import { startTestServer } from '../../../support/server.ts';
 import type { TestServer } from '../../../support/server.ts';
-import { assertError, cookie, createUser, postJson, signIn, totpAt } from '../support/auth.ts';
+import { assertError } from '../../../support/api.ts';
+import { cookie, createUser, postJson, signIn, totpAt } from '../support/auth.ts';
 import { JwksIssuer, KEY_ID } from './support/jwks-issuer.ts';
 
 const ANDROID = 'android-client.apps.example.com';

@@ -54,15 +54,6 @@ export function totpAt(base32Secret: string, timestamp: number): string {
   return TOTP.generate({ secret: Secret.fromBase32(base32Secret), algorithm: 'SHA1', digits: 6, period: 30, timestamp });
 }
 
-/** The error body every failure shares: asserts status and code. */
-export function assertError(response: LightMyRequestResponse, status: number, code: string): void {
-  assert.equal(response.statusCode, status, response.body);
-  const body = response.json();
-  assert.equal(body.code, code, response.body);
-  assert.equal(body.statusCode, status);
-  assert.equal(typeof body.message, 'string');
-}
-
 /** Reads the user row as stored, to prove a refused request changed nothing. */
 export async function storedUser(server: TestServer, email: string) {
   return server.auth!.api.users.findByEmail(email);

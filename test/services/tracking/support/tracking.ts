@@ -56,13 +56,6 @@ export function get(server: TestServer, url: string, user: TestLogin, headers: R
   return server.app.inject({ method: 'GET', url, headers: { ...user.authorization, ...headers } });
 }
 
-export function assertError(response: LightMyRequestResponse, status: number, code: string, message?: RegExp): void {
-  assert.equal(response.statusCode, status, response.body);
-  const body = response.json();
-  assert.equal(body.code, code, response.body);
-  if (message) assert.match(body.message, message);
-}
-
 export const T0 = Date.parse('2025-03-01T00:00:00.000Z');
 export const iso = (ms: number) => new Date(ms).toISOString();
 
