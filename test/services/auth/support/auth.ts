@@ -1,17 +1,9 @@
-import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import { Secret, TOTP } from 'otpauth';
 import type { TestServer } from '../../../support/server.ts';
 
 /** Meets every password rule. */
 export const PASSWORD = 'Sturdy-Lantern-42';
-
-export interface SignedIn {
-  userId: number;
-  accessToken: string;
-  refreshToken: string;
-  bearer: { authorization: string };
-}
 
 /** A user made directly through the account service (no mail, no rate limit). */
 export async function createUser(
@@ -34,14 +26,6 @@ export function postJson(server: Pick<TestServer, 'app'>, url: string, payload: 
 
 export function login(server: Pick<TestServer, 'app'>, email: string, password = PASSWORD, headers: Record<string, string> = {}) {
   return postJson(server, '/api/auth/login', { email, password }, headers);
-}
-
-/** Logs in through POST /login and expects the 200 answer. */
-export async function signIn(server: TestServer, email: string, password = PASSWORD): Promise<SignedIn> {
-  const response = await login(server, email, password);
-  assert.equal(response.statusCode, 200, response.body);
-  const body = response.json();
-  return { userId: body.user.id, accessToken: body.accessToken, refreshToken: body.refreshToken, bearer: { authorization: `Bearer ${body.accessToken}` } };
 }
 
 export function cookie(response: LightMyRequestResponse, name: string) {

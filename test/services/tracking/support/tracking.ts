@@ -28,14 +28,6 @@ export async function trackingInstance(server: TestServer): Promise<{ tracking: 
   return { tracking, devices: devices.api };
 }
 
-export interface TestUser extends TestLogin {
-  email: string;
-}
-
-export async function signIn(server: TestServer, email: string, administrator = false): Promise<TestUser> {
-  return { ...(await server.login({ email, administrator })), email };
-}
-
 export async function createDevice(server: TestServer, owner: TestLogin, uniqueId: string): Promise<number> {
   const response = await server.app.inject({ method: 'POST', url: '/api/devices/', headers: owner.authorization, payload: { name: `Tracker ${uniqueId}`, uniqueId } });
   assert.equal(response.statusCode, 201, response.body);
