@@ -42,7 +42,7 @@ describe('simulator against a running server', () => {
 
   before(async () => {
     server = await startTestServer(testEngines()[0]!, { RATE_LIMITS: 'off' });
-    await server.login(account);
+    await server.auth!.api.accounts.create({ ...account, emailVerified: true });
     for (const protocol of SIMULATED_PROTOCOLS) ports[protocol] = await server.tracking!.ingestion.listen(protocol, 0);
     await server.app.listen({ port: 0, host: '127.0.0.1' });
     const address = server.app.server.address();

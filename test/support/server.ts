@@ -8,6 +8,7 @@ import { Outbox } from '../../src/platform/outbox/outbox.ts';
 import { FACT_CONSUMERS } from '../../src/modules.ts';
 import { createServer } from '../../src/server.ts';
 import type { Server } from '../../src/server.ts';
+import { signIn } from './api.ts';
 import type { SharedTestDatabase, TestEngine } from './engines.ts';
 
 export const TEST_INTERNAL_TOKEN = 'test-internal-token-0123456789abcdef';
@@ -41,8 +42,8 @@ export function scaledOutEnv(shared: SharedTestDatabase, redisUrl: string): Reco
 
 export interface TestServer extends Server {
   dataDir: string;
-  /** Creates a verified user and a session, and returns its bearer token. */
-  login(user: { email: string; administrator?: boolean; password?: string }): Promise<TestLogin>;
+  /** Creates a verified user and a session, and returns its bearer token: `signIn` (./api.ts). */
+  login(user: { email: string; administrator?: boolean }): Promise<TestLogin>;
   dispose(): Promise<void>;
 }
 
@@ -71,17 +72,7 @@ export async function startTestServer(engine: TestEngine, env: Record<string, st
   return {
     ...server,
     dataDir,
-    async login(user) {
-      const auth = server.auth;
-      if (!auth) throw new Error('the auth module is not running');
-      const existing = await auth.api.users.findByEmail(user.email);
-      const userId =
-        existing?.id ??
-        (await auth.api.accounts.create({ email: user.email, password: user.password, administrator: user.administrator, emailVerified: true })).id;
-      const sessionId = await auth.api.sessions.start({ userId });
-      const token = await auth.api.accessTokens.issue({ userId, email: user.email.toLowerCase(), sessionId });
-      return { userId, sessionId, token, authorization: { authorization: `Bearer ${token}` } };
-    },
+    login: (user) => signIn(server, user.email, { administrator: user.administrator }),
     async dispose() {
       await server.close();
       await testDatabase.dispose();

@@ -7,7 +7,8 @@ import { LegalDocuments } from '../../../src/services/auth/legal/documents.ts';
 import { describeEachEngine } from '../../support/engines.ts';
 import { startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
-import { assertError, cookie, createUser, login, postJson, signIn, storedUser } from './support/auth.ts';
+import { assertError, signIn } from '../../support/api.ts';
+import { cookie, createUser, login, PASSWORD, postJson, storedUser } from './support/auth.ts';
 
 describeEachEngine('auth profile, account deletion and legal documents', (engine) => {
   let server: TestServer;
@@ -34,17 +35,17 @@ describeEachEngine('auth profile, account deletion and legal documents', (engine
 
   it('PUT /profile updates name, phone, time zone and language; absent fields stay, null clears', async () => {
     await createUser(server, { email: 'profile@example.com', name: 'Before' });
-    const session = await signIn(server, 'profile@example.com');
-    const updated = await putProfile(session.bearer, { name: 'After', phone: '+49 30 1234567', timezone: 'Europe/Berlin', language: 'pt-br' });
+    const session = await signIn(server, 'profile@example.com', { password: PASSWORD });
+    const updated = await putProfile(session.authorization, { name: 'After', phone: '+49 30 1234567', timezone: 'Europe/Berlin', language: 'pt-br' });
     assert.equal(updated.statusCode, 200, updated.body);
     const user = updated.json();
     assert.equal(user.name, 'After');
     assert.equal(user.phone, '+49 30 1234567');
     assert.equal(user.attributes.timezone, 'Europe/Berlin');
     assert.equal(user.attributes.language, 'pt-BR', 'stored canonical');
-    assert.deepEqual((await getProfile(session.bearer)).json(), user);
+    assert.deepEqual((await getProfile(session.authorization)).json(), user);
 
-    const partial = (await putProfile(session.bearer, { phone: null, language: null })).json();
+    const partial = (await putProfile(session.authorization, { phone: null, language: null })).json();
     assert.equal(partial.name, 'After');
     assert.equal(partial.phone, null);
     assert.equal(partial.attributes.timezone, 'Europe/Berlin');
@@ -53,7 +54,7 @@ describeEachEngine('auth profile, account deletion and legal documents', (engine
 
   it('PUT /profile refuses bad input with 400 and read-only accounts with 403, changing nothing', async () => {
     const id = await createUser(server, { email: 'profile-bad@example.com', name: 'Kept' });
-    const session = await signIn(server, 'profile-bad@example.com');
+    const session = await signIn(server, 'profile-bad@example.com', { password: PASSWORD });
     const cases: [unknown, string | undefined][] = [
       [{ timezone: 'Mars/Olympus' }, '/body/timezone'],
       [{ language: 'not a language!' }, '/body/language'],
@@ -65,16 +66,16 @@ describeEachEngine('auth profile, account deletion and legal documents', (engine
       [{ administrator: true }, undefined],
     ];
     for (const [payload, detailPath] of cases) {
-      const response = await putProfile(session.bearer, payload);
+      const response = await putProfile(session.authorization, payload);
       assertError(response, 400, 'VALIDATION_FAILED');
       if (detailPath) assert.equal(response.json().details[0].path, detailPath);
     }
     await server.database!.db.updateTable('users').set({ readonly: 1 }).where('id', '=', id).execute();
-    assertError(await putProfile(session.bearer, { name: 'Changed' }), 403, 'ACCOUNT_READONLY');
+    assertError(await putProfile(session.authorization, { name: 'Changed' }), 403, 'ACCOUNT_READONLY');
     const stored = await storedUser(server, 'profile-bad@example.com');
     assert.equal(stored?.name, 'Kept');
     assert.equal(stored?.administrator, false);
-    assert.deepEqual((await getProfile(session.bearer)).json().attributes, { emailVerified: true, twoFactorEnabled: false });
+    assert.deepEqual((await getProfile(session.authorization)).json().attributes, { emailVerified: true, twoFactorEnabled: false });
   });
 
   it('DELETE /account answers 204, ends every session, removes the account and tells the other modules', async () => {
@@ -84,24 +85,24 @@ describeEachEngine('auth profile, account deletion and legal documents', (engine
     });
     const id = await createUser(server, { email: 'leaving@example.com' });
     await createUser(server, { email: 'staying@example.com' });
-    const one = await signIn(server, 'leaving@example.com');
-    const two = await signIn(server, 'leaving@example.com');
-    const bystander = await signIn(server, 'staying@example.com');
-    await server.app.inject({ method: 'POST', url: '/api/auth/2fa/setup', headers: one.bearer });
+    const one = await signIn(server, 'leaving@example.com', { password: PASSWORD });
+    const two = await signIn(server, 'leaving@example.com', { password: PASSWORD });
+    const bystander = await signIn(server, 'staying@example.com', { password: PASSWORD });
+    await server.app.inject({ method: 'POST', url: '/api/auth/2fa/setup', headers: one.authorization });
 
-    const response = await server.app.inject({ method: 'DELETE', url: '/api/auth/account', headers: one.bearer });
+    const response = await server.app.inject({ method: 'DELETE', url: '/api/auth/account', headers: one.authorization });
     assert.equal(response.statusCode, 204);
     assert.equal(cookie(response, 'access_token')?.value, '');
     assert.deepEqual(deleted, [id]);
     assert.equal(await storedUser(server, 'leaving@example.com'), undefined);
     for (const session of [one, two]) {
-      assertError(await getProfile(session.bearer), 401, 'INVALID_TOKEN');
+      assertError(await getProfile(session.authorization), 401, 'INVALID_TOKEN');
       assertError(await postJson(server, '/api/auth/refresh', { refreshToken: session.refreshToken }), 401, 'INVALID_TOKEN');
     }
     assertError(await login(server, 'leaving@example.com'), 401, 'INVALID_CREDENTIALS');
     const leftovers = await server.database!.db.selectFrom('two_factor').select('user_id').where('user_id', '=', id).execute();
     assert.equal(leftovers.length, 0);
-    assert.equal((await getProfile(bystander.bearer)).statusCode, 200);
+    assert.equal((await getProfile(bystander.authorization)).statusCode, 200);
     assertError(await server.app.inject({ method: 'DELETE', url: '/api/auth/account' }), 401, 'UNAUTHORIZED');
   });
 
@@ -111,12 +112,12 @@ describeEachEngine('auth profile, account deletion and legal documents', (engine
     await server.database!.db.updateTable('users').set({ disabled: 1 }).where('id', '=', disabledAdmin).execute();
     const expiredAdmin = await createUser(server, { email: 'expired-admin@example.com', administrator: true });
     await server.database!.db.updateTable('users').set({ expiration_time: Date.now() - 1000 }).where('id', '=', expiredAdmin).execute();
-    const session = await signIn(server, 'only-admin@example.com');
-    const deleteOwn = () => server.app.inject({ method: 'DELETE', url: '/api/auth/account', headers: session.bearer });
+    const session = await signIn(server, 'only-admin@example.com', { password: PASSWORD });
+    const deleteOwn = () => server.app.inject({ method: 'DELETE', url: '/api/auth/account', headers: session.authorization });
 
     assertError(await deleteOwn(), 409, 'LAST_ADMINISTRATOR');
     assert.equal((await storedUser(server, 'only-admin@example.com'))?.id, id);
-    assert.equal((await getProfile(session.bearer)).statusCode, 200, 'still signed in');
+    assert.equal((await getProfile(session.authorization)).statusCode, 200, 'still signed in');
     assert.equal((await postJson(server, '/api/auth/refresh', { refreshToken: session.refreshToken })).statusCode, 200);
 
     await createUser(server, { email: 'second-admin@example.com', administrator: true });
@@ -136,13 +137,13 @@ describeEachEngine('auth profile, account deletion and legal documents', (engine
     assert.ok(terms.json().content.startsWith('# Terms of Service'), 'front matter is not content');
 
     await server.auth!.api.accounts.create({ email: 'social-terms@example.com', password: 'Sturdy-Lantern-42', emailVerified: true });
-    const session = await signIn(server, 'social-terms@example.com');
-    assert.equal((await getProfile(session.bearer)).json().attributes.termsAcceptedVersion, undefined, 'not yet accepted');
-    const accept = (version: unknown) => server.app.inject({ method: 'POST', url: '/api/legal/accept', headers: session.bearer, payload: { version } as object });
+    const session = await signIn(server, 'social-terms@example.com', { password: PASSWORD });
+    assert.equal((await getProfile(session.authorization)).json().attributes.termsAcceptedVersion, undefined, 'not yet accepted');
+    const accept = (version: unknown) => server.app.inject({ method: 'POST', url: '/api/legal/accept', headers: session.authorization, payload: { version } as object });
     assertError(await accept('1999-01-01'), 400, 'TERMS_VERSION_OUTDATED');
     assertError(await accept(5), 400, 'VALIDATION_FAILED');
     assertError(await accept('x'.repeat(65)), 400, 'VALIDATION_FAILED');
-    assert.equal((await getProfile(session.bearer)).json().attributes.termsAcceptedVersion, undefined, 'refusals changed nothing');
+    assert.equal((await getProfile(session.authorization)).json().attributes.termsAcceptedVersion, undefined, 'refusals changed nothing');
     const accepted = await accept(terms.json().version);
     assert.equal(accepted.statusCode, 200, accepted.body);
     assert.equal(accepted.json().attributes.termsAcceptedVersion, '2025-01-01');

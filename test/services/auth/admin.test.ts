@@ -17,8 +17,9 @@ import { createSharedDatabase, describeEachEngine } from '../../support/engines.
 import type { SharedTestDatabase } from '../../support/engines.ts';
 import { NO_DEVICE_LISTENERS, NO_METRICS, TEST_EVENT_CHANNEL, TEST_INTERNAL_TOKEN, startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
-import { assertError, createUser, login, PASSWORD, postJson, signIn, storedUser, totpAt } from './support/auth.ts';
-import type { SignedIn } from './support/auth.ts';
+import { assertError, signIn } from '../../support/api.ts';
+import { createUser, login, PASSWORD, postJson, storedUser, totpAt } from './support/auth.ts';
+import type { SignedInWithPassword } from '../../support/api.ts';
 
 const ADMIN_EMAIL = 'root@example.com';
 const ADMIN_PASSWORD = 'Admin-Password-2025';
@@ -27,19 +28,19 @@ const run = promisify(execFile);
 
 describeEachEngine('auth administrators', (engine) => {
   let server: TestServer;
-  let admin: SignedIn;
+  let admin: SignedInWithPassword;
   before(async () => {
     server = await startTestServer(engine, { RATE_LIMITS: 'off', ADMIN_EMAIL, ADMIN_PASSWORD });
-    admin = await signIn(server, ADMIN_EMAIL, ADMIN_PASSWORD);
+    admin = await signIn(server, ADMIN_EMAIL, { password: ADMIN_PASSWORD });
   });
   after(() => server.dispose());
 
-  const list = (query: string, bearer = admin.bearer) => server.app.inject({ url: `/api/auth/users${query}`, headers: bearer });
-  const put = (id: number, payload: unknown, bearer = admin.bearer) =>
+  const list = (query: string, bearer = admin.authorization) => server.app.inject({ url: `/api/auth/users${query}`, headers: bearer });
+  const put = (id: number, payload: unknown, bearer = admin.authorization) =>
     server.app.inject({ method: 'PUT', url: `/api/auth/users/${id}`, headers: bearer, payload: payload as object });
 
   it('ADMIN_EMAIL/ADMIN_PASSWORD ensure a verified administrator at start', async () => {
-    const profile = (await server.app.inject({ url: '/api/auth/profile', headers: admin.bearer })).json();
+    const profile = (await server.app.inject({ url: '/api/auth/profile', headers: admin.authorization })).json();
     assert.equal(profile.administrator, true);
     assert.equal(profile.attributes.emailVerified, true);
   });
@@ -91,10 +92,10 @@ describeEachEngine('auth administrators', (engine) => {
 
   it('non-administrators get 403 and change nothing', async () => {
     const id = await createUser(server, { email: 'plain@example.com' });
-    const plain = await signIn(server, 'plain@example.com');
-    assertError(await list('', plain.bearer), 403, 'FORBIDDEN');
-    assertError(await server.app.inject({ url: `/api/auth/users/${id}`, headers: plain.bearer }), 403, 'FORBIDDEN');
-    assertError(await put(id, { administrator: true }, plain.bearer), 403, 'FORBIDDEN');
+    const plain = await signIn(server, 'plain@example.com', { password: PASSWORD });
+    assertError(await list('', plain.authorization), 403, 'FORBIDDEN');
+    assertError(await server.app.inject({ url: `/api/auth/users/${id}`, headers: plain.authorization }), 403, 'FORBIDDEN');
+    assertError(await put(id, { administrator: true }, plain.authorization), 403, 'FORBIDDEN');
     assert.equal((await storedUser(server, 'plain@example.com'))?.administrator, false);
     assertError(await list('', {} as { authorization: string }), 401, 'UNAUTHORIZED');
   });
@@ -108,7 +109,7 @@ describeEachEngine('auth administrators', (engine) => {
       [user.readonly, user.deviceReadonly, user.limitCommands, user.administrator, user.disabled, user.expirationTime],
       [true, true, true, true, false, null],
     );
-    assert.deepEqual((await server.app.inject({ url: `/api/auth/users/${id}`, headers: admin.bearer })).json(), user);
+    assert.deepEqual((await server.app.inject({ url: `/api/auth/users/${id}`, headers: admin.authorization })).json(), user);
     const seen = await server.auth!.api.users.get(id);
     assert.equal(seen?.deviceReadonly, true);
     assert.equal(seen?.limitCommands, true);
@@ -120,10 +121,10 @@ describeEachEngine('auth administrators', (engine) => {
 
   it('disabling signs the user out everywhere at once; enabling lets them sign in again', async () => {
     const id = await createUser(server, { email: 'to-disable@example.com' });
-    const session = await signIn(server, 'to-disable@example.com');
+    const session = await signIn(server, 'to-disable@example.com', { password: PASSWORD });
     assert.equal((await put(id, { disabled: true })).json().disabled, true);
-    assertError(await server.app.inject({ url: '/api/auth/profile', headers: session.bearer }), 401, 'INVALID_TOKEN');
-    assertError(await server.app.inject({ url: '/api/auth/validate', headers: session.bearer }), 401, 'INVALID_TOKEN');
+    assertError(await server.app.inject({ url: '/api/auth/profile', headers: session.authorization }), 401, 'INVALID_TOKEN');
+    assertError(await server.app.inject({ url: '/api/auth/validate', headers: session.authorization }), 401, 'INVALID_TOKEN');
     assertError(await server.app.inject({ method: 'POST', url: '/api/auth/refresh', payload: { refreshToken: session.refreshToken } }), 401, 'INVALID_TOKEN');
     assertError(await login(server, 'to-disable@example.com'), 403, 'ACCOUNT_DISABLED');
     await put(id, { disabled: false });
@@ -132,14 +133,14 @@ describeEachEngine('auth administrators', (engine) => {
 
   it('an expiration time in the past ends the sessions; in the future it is kept; null clears it', async () => {
     const id = await createUser(server, { email: 'to-expire@example.com' });
-    const session = await signIn(server, 'to-expire@example.com');
-    assert.equal((await server.app.inject({ url: '/api/auth/validate', headers: session.bearer })).statusCode, 200);
+    const session = await signIn(server, 'to-expire@example.com', { password: PASSWORD });
+    assert.equal((await server.app.inject({ url: '/api/auth/validate', headers: session.authorization })).statusCode, 200);
     const future = new Date(Date.now() + 86_400_000).toISOString();
     assert.equal((await put(id, { expirationTime: future })).json().expirationTime, future);
-    assert.equal((await server.app.inject({ url: '/api/auth/validate', headers: session.bearer })).statusCode, 200);
+    assert.equal((await server.app.inject({ url: '/api/auth/validate', headers: session.authorization })).statusCode, 200);
     const past = new Date(Date.now() - 1000).toISOString();
     assert.equal((await put(id, { expirationTime: past })).json().expirationTime, past);
-    assertError(await server.app.inject({ url: '/api/auth/validate', headers: session.bearer }), 401, 'INVALID_TOKEN');
+    assertError(await server.app.inject({ url: '/api/auth/validate', headers: session.authorization }), 401, 'INVALID_TOKEN');
     assertError(await login(server, 'to-expire@example.com'), 403, 'ACCOUNT_EXPIRED');
     assert.equal((await put(id, { expirationTime: null })).json().expirationTime, null);
     assert.equal((await login(server, 'to-expire@example.com')).statusCode, 200);
@@ -148,13 +149,13 @@ describeEachEngine('auth administrators', (engine) => {
   it('an expiration time that passes refuses every request of the account at once: profile, device and geofence creation', async (t) => {
     t.mock.timers.enable({ apis: ['Date'], now: Date.now() });
     const id = await createUser(server, { email: 'runs-out@example.com' });
-    const session = await signIn(server, 'runs-out@example.com');
+    const session = await signIn(server, 'runs-out@example.com', { password: PASSWORD });
     const expiresAt = new Date(Date.now() + 30_000).toISOString();
     assert.equal((await put(id, { expirationTime: expiresAt })).json().expirationTime, expiresAt);
-    const profile = () => server.app.inject({ url: '/api/auth/profile', headers: session.bearer });
-    const createDevice = () => server.app.inject({ method: 'POST', url: '/api/devices', headers: session.bearer, payload: { name: 'Van', uniqueId: 'runs-out-1' } });
+    const profile = () => server.app.inject({ url: '/api/auth/profile', headers: session.authorization });
+    const createDevice = () => server.app.inject({ method: 'POST', url: '/api/devices', headers: session.authorization, payload: { name: 'Van', uniqueId: 'runs-out-1' } });
     const createGeofence = () =>
-      server.app.inject({ method: 'POST', url: '/api/geofences', headers: session.bearer, payload: { name: 'Depot', area: 'CIRCLE (52.5 13.4, 100)' } });
+      server.app.inject({ method: 'POST', url: '/api/geofences', headers: session.authorization, payload: { name: 'Depot', area: 'CIRCLE (52.5 13.4, 100)' } });
     assert.equal((await profile()).statusCode, 200, 'before the expiration time');
 
     t.mock.timers.tick(30_000);
@@ -179,8 +180,8 @@ describeEachEngine('auth administrators', (engine) => {
       assertError(await put(id, payload), 400, 'VALIDATION_FAILED');
     }
     assertError(await put(999_999, { disabled: true }), 404, 'USER_NOT_FOUND');
-    assertError(await server.app.inject({ url: '/api/auth/users/999999', headers: admin.bearer }), 404, 'USER_NOT_FOUND');
-    assertError(await server.app.inject({ url: '/api/auth/users/abc', headers: admin.bearer }), 400, 'VALIDATION_FAILED');
+    assertError(await server.app.inject({ url: '/api/auth/users/999999', headers: admin.authorization }), 404, 'USER_NOT_FOUND');
+    assertError(await server.app.inject({ url: '/api/auth/users/abc', headers: admin.authorization }), 400, 'VALIDATION_FAILED');
     const stored = await server.auth!.api.users.get(id);
     assert.deepEqual([stored?.disabled, stored?.expirationTime], [false, null]);
     assert.equal((await server.auth!.api.users.get(admin.userId))?.administrator, true);

@@ -3,7 +3,8 @@ import { after, before, it } from 'node:test';
 import { describeEachEngine } from '../../support/engines.ts';
 import { startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
-import { createUser, postJson, signIn } from './support/auth.ts';
+import { signIn } from '../../support/api.ts';
+import { createUser, PASSWORD, postJson } from './support/auth.ts';
 
 describeEachEngine('auth housekeeping', (engine) => {
   let server: TestServer;
@@ -23,15 +24,15 @@ describeEachEngine('auth housekeeping', (engine) => {
   it('forgets sessions once none of their tokens can be valid, keeping live ones and recent revocations', async (t) => {
     t.mock.timers.enable({ apis: ['Date'], now: Date.now() });
     const id = await createUser(server, { email: 'purge@example.com' });
-    const revoked = await signIn(server, 'purge@example.com');
-    const expired = await signIn(server, 'purge@example.com');
-    await server.app.inject({ method: 'DELETE', url: '/api/auth/logout', headers: revoked.bearer });
+    const revoked = await signIn(server, 'purge@example.com', { password: PASSWORD });
+    const expired = await signIn(server, 'purge@example.com', { password: PASSWORD });
+    await server.app.inject({ method: 'DELETE', url: '/api/auth/logout', headers: revoked.authorization });
     t.mock.timers.tick(30_000);
     await server.auth!.api.sessions.purgeEnded();
     assert.equal((await db().selectFrom('sessions').select('id').where('user_id', '=', id).execute()).length, 2, 'a revocation younger than the access TTL stays');
 
     t.mock.timers.tick(3_700_000);
-    const live = await signIn(server, 'purge@example.com');
+    const live = await signIn(server, 'purge@example.com', { password: PASSWORD });
     await server.auth!.api.sessions.purgeEnded();
     const left = await db().selectFrom('sessions').select('id').where('user_id', '=', id).execute();
     assert.equal(left.length, 1);

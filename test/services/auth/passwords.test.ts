@@ -3,7 +3,8 @@ import { after, before, it } from 'node:test';
 import { describeEachEngine } from '../../support/engines.ts';
 import { startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
-import { assertError, createUser, login, PASSWORD, postJson, signIn, storedUser } from './support/auth.ts';
+import { assertError, signIn } from '../../support/api.ts';
+import { createUser, login, PASSWORD, postJson, storedUser } from './support/auth.ts';
 import { Mailbox } from './support/mailbox.ts';
 import type { ReceivedMail } from './support/mailbox.ts';
 
@@ -52,8 +53,8 @@ describeEachEngine('auth password reset and change', (engine) => {
 
   it('update sets the password once, signs out every session, and the old password stops working', async () => {
     await createUser(server, { email: 'reset-update@example.com' });
-    const before1 = await signIn(server, 'reset-update@example.com');
-    const before2 = await signIn(server, 'reset-update@example.com');
+    const before1 = await signIn(server, 'reset-update@example.com', { password: PASSWORD });
+    const before2 = await signIn(server, 'reset-update@example.com', { password: PASSWORD });
     await postJson(server, '/api/auth/password/reset', { email: 'reset-update@example.com' });
     const token = resetToken(await mailbox.waitFor('reset-update@example.com'));
 
@@ -61,7 +62,7 @@ describeEachEngine('auth password reset and change', (engine) => {
     assert.equal(response.statusCode, 200, response.body);
     assert.deepEqual(response.json(), { message: 'Password updated successfully' });
     for (const session of [before1, before2]) {
-      assertError(await profile(session.bearer), 401, 'INVALID_TOKEN');
+      assertError(await profile(session.authorization), 401, 'INVALID_TOKEN');
       assertError(await postJson(server, '/api/auth/refresh', { refreshToken: session.refreshToken }), 401, 'INVALID_TOKEN');
     }
     assertError(await login(server, 'reset-update@example.com'), 401, 'INVALID_CREDENTIALS');
@@ -98,8 +99,8 @@ describeEachEngine('auth password reset and change', (engine) => {
     await createUser(server, { email: 'reset-deleted@example.com' });
     await postJson(server, '/api/auth/password/reset', { email: 'reset-deleted@example.com' });
     const token = resetToken(await mailbox.waitFor('reset-deleted@example.com'));
-    const session = await signIn(server, 'reset-deleted@example.com');
-    assert.equal((await server.app.inject({ method: 'DELETE', url: '/api/auth/account', headers: session.bearer })).statusCode, 204);
+    const session = await signIn(server, 'reset-deleted@example.com', { password: PASSWORD });
+    assert.equal((await server.app.inject({ method: 'DELETE', url: '/api/auth/account', headers: session.authorization })).statusCode, 204);
     assertError(await postJson(server, '/api/auth/password/update', { token, password: NEW_PASSWORD }), 404, 'USER_NOT_FOUND');
   });
 
@@ -119,23 +120,23 @@ describeEachEngine('auth password reset and change', (engine) => {
 
   it('change-password needs the current password, keeps this session and signs out the others', async () => {
     await createUser(server, { email: 'change@example.com' });
-    const current = await signIn(server, 'change@example.com');
-    const other = await signIn(server, 'change@example.com');
-    const change = (payload: unknown) => server.app.inject({ method: 'POST', url: '/api/auth/change-password', headers: current.bearer, payload: payload as object });
+    const current = await signIn(server, 'change@example.com', { password: PASSWORD });
+    const other = await signIn(server, 'change@example.com', { password: PASSWORD });
+    const change = (payload: unknown) => server.app.inject({ method: 'POST', url: '/api/auth/change-password', headers: current.authorization, payload: payload as object });
 
     assertError(await change({ currentPassword: 'Wrong-Password-9', newPassword: NEW_PASSWORD }), 400, 'INVALID_CURRENT_PASSWORD');
     const weak = await change({ currentPassword: PASSWORD, newPassword: 'nouppercase1' });
     assertError(weak, 400, 'WEAK_PASSWORD');
     assert.match(weak.json().message, /uppercase/);
-    assert.equal((await profile(other.bearer)).statusCode, 200, 'refused changes signed nobody out');
+    assert.equal((await profile(other.authorization)).statusCode, 200, 'refused changes signed nobody out');
     assert.equal((await login(server, 'change@example.com')).statusCode, 200);
 
     const response = await change({ currentPassword: PASSWORD, newPassword: NEW_PASSWORD });
     assert.equal(response.statusCode, 200, response.body);
     assert.deepEqual(Object.keys(response.json()), ['message']);
-    assert.equal((await profile(current.bearer)).statusCode, 200, 'this session stays');
+    assert.equal((await profile(current.authorization)).statusCode, 200, 'this session stays');
     assert.equal((await postJson(server, '/api/auth/refresh', { refreshToken: current.refreshToken })).statusCode, 200);
-    assertError(await profile(other.bearer), 401, 'INVALID_TOKEN');
+    assertError(await profile(other.authorization), 401, 'INVALID_TOKEN');
     assertError(await postJson(server, '/api/auth/refresh', { refreshToken: other.refreshToken }), 401, 'INVALID_TOKEN');
     assertError(await login(server, 'change@example.com'), 401, 'INVALID_CREDENTIALS');
     assert.equal((await login(server, 'change@example.com', NEW_PASSWORD)).statusCode, 200);
@@ -144,7 +145,7 @@ describeEachEngine('auth password reset and change', (engine) => {
 
   it('answers bad input with 400 and changes nothing', async () => {
     await createUser(server, { email: 'password-bad-input@example.com' });
-    const session = await signIn(server, 'password-bad-input@example.com');
+    const session = await signIn(server, 'password-bad-input@example.com', { password: PASSWORD });
     for (const payload of [{}, { email: 5 }, { email: 'not-an-address' }, { email: 'a@example.com', x: 1 }]) {
       assertError(await postJson(server, '/api/auth/password/reset', payload), 400, 'VALIDATION_FAILED');
     }
@@ -152,7 +153,7 @@ describeEachEngine('auth password reset and change', (engine) => {
       assertError(await postJson(server, '/api/auth/password/update', payload), 400, 'VALIDATION_FAILED');
     }
     for (const payload of [{ currentPassword: PASSWORD }, { newPassword: NEW_PASSWORD }, { currentPassword: PASSWORD, newPassword: 5 }, { currentPassword: PASSWORD, newPassword: NEW_PASSWORD, x: 1 }]) {
-      assertError(await server.app.inject({ method: 'POST', url: '/api/auth/change-password', headers: session.bearer, payload }), 400, 'VALIDATION_FAILED');
+      assertError(await server.app.inject({ method: 'POST', url: '/api/auth/change-password', headers: session.authorization, payload }), 400, 'VALIDATION_FAILED');
     }
     assert.equal((await login(server, 'password-bad-input@example.com')).statusCode, 200);
   });

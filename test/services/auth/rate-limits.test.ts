@@ -8,7 +8,8 @@ import { ClientHashShares, MAX_HASHES_PER_CLIENT } from '../../../src/services/a
 import { describeEachEngine } from '../../support/engines.ts';
 import { TEST_EVENT_CHANNEL, startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
-import { assertError, createUser, login, PASSWORD, postJson, signIn, storedUser } from './support/auth.ts';
+import { assertError, signIn } from '../../support/api.ts';
+import { createUser, login, PASSWORD, postJson, storedUser } from './support/auth.ts';
 
 const REDIS_URL = process.env.TEST_REDIS_URL;
 /** Redis counters outlive a test run: every run uses addresses of its own. */
@@ -194,18 +195,18 @@ describeEachEngine('auth rate limits', (engine) => {
   it('second-factor codes: 10 per 5 minutes per user; change-password: 10 per 10 minutes per user', async () => {
     const email = address('two-factor');
     await createUser(server, { email });
-    const session = await signIn(server, email);
-    await server.app.inject({ method: 'POST', url: '/api/auth/2fa/setup', headers: session.bearer });
+    const session = await signIn(server, email, { password: PASSWORD });
+    await server.app.inject({ method: 'POST', url: '/api/auth/2fa/setup', headers: session.authorization });
     for (let i = 0; i < 10; i++) {
-      assertError(await server.app.inject({ method: 'POST', url: '/api/auth/2fa/verify', headers: session.bearer, payload: { code: '000000' } }), 400, 'INVALID_2FA_CODE');
+      assertError(await server.app.inject({ method: 'POST', url: '/api/auth/2fa/verify', headers: session.authorization, payload: { code: '000000' } }), 400, 'INVALID_2FA_CODE');
     }
-    assertLimited(await server.app.inject({ method: 'POST', url: '/api/auth/2fa/verify', headers: session.bearer, payload: { code: '000000' } }), 300);
+    assertLimited(await server.app.inject({ method: 'POST', url: '/api/auth/2fa/verify', headers: session.authorization, payload: { code: '000000' } }), 300);
 
     for (let i = 0; i < 10; i++) {
-      const response = await server.app.inject({ method: 'POST', url: '/api/auth/change-password', headers: session.bearer, payload: { currentPassword: 'Wrong-Password-1', newPassword: 'Whatever-Pass-1' } });
+      const response = await server.app.inject({ method: 'POST', url: '/api/auth/change-password', headers: session.authorization, payload: { currentPassword: 'Wrong-Password-1', newPassword: 'Whatever-Pass-1' } });
       assertError(response, 400, 'INVALID_CURRENT_PASSWORD');
     }
-    const limited = await server.app.inject({ method: 'POST', url: '/api/auth/change-password', headers: session.bearer, payload: { currentPassword: PASSWORD, newPassword: 'Whatever-Pass-1' } });
+    const limited = await server.app.inject({ method: 'POST', url: '/api/auth/change-password', headers: session.authorization, payload: { currentPassword: PASSWORD, newPassword: 'Whatever-Pass-1' } });
     assertLimited(limited, 600);
     assert.equal((await login(server, email)).statusCode, 200, 'the refused change changed nothing');
   });

@@ -3,7 +3,8 @@ import { after, before, it } from 'node:test';
 import { describeEachEngine } from '../../support/engines.ts';
 import { startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
-import { assertError, createUser, login, PASSWORD, postJson, storedUser } from './support/auth.ts';
+import { assertError } from '../../support/api.ts';
+import { createUser, login, PASSWORD, postJson, storedUser } from './support/auth.ts';
 import { Mailbox } from './support/mailbox.ts';
 import type { ReceivedMail } from './support/mailbox.ts';
 

@@ -4,7 +4,8 @@ import { decodeJwt } from 'jose';
 import { describeEachEngine } from '../../support/engines.ts';
 import { startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
-import { assertError, cookie, createUser, login, PASSWORD, postJson, signIn } from './support/auth.ts';
+import { assertError, signIn } from '../../support/api.ts';
+import { cookie, createUser, login, PASSWORD, postJson } from './support/auth.ts';
 
 const ACCESS_TTL = 900;
 const REFRESH_TTL = 7200;
@@ -108,11 +109,11 @@ describeEachEngine('auth sign-in, refresh, logout and validate', (engine) => {
 
   it('logout answers 204 and the token is refused at once by the gateway and by /validate', async () => {
     await createUser(server, { email: 'logout@example.com' });
-    const first = await signIn(server, 'logout@example.com');
-    const second = await signIn(server, 'logout@example.com');
-    assert.equal((await validate(first.bearer)).statusCode, 200);
+    const first = await signIn(server, 'logout@example.com', { password: PASSWORD });
+    const second = await signIn(server, 'logout@example.com', { password: PASSWORD });
+    assert.equal((await validate(first.authorization)).statusCode, 200);
 
-    const response = await server.app.inject({ method: 'DELETE', url: '/api/auth/logout', headers: first.bearer });
+    const response = await server.app.inject({ method: 'DELETE', url: '/api/auth/logout', headers: first.authorization });
     assert.equal(response.statusCode, 204);
     assert.equal(response.body, '');
     for (const name of ['access_token', 'refresh_token']) {
@@ -120,20 +121,20 @@ describeEachEngine('auth sign-in, refresh, logout and validate', (engine) => {
       assert.equal(cleared?.value, '');
       assert.ok(cleared?.expires && cleared.expires.getTime() <= Date.now(), `${name} cleared`);
     }
-    assertError(await profile(first.bearer), 401, 'INVALID_TOKEN');
-    assertError(await profile({ cookie: `access_token=${first.accessToken}` }), 401, 'INVALID_TOKEN');
-    assertError(await validate({ cookie: `access_token=${first.accessToken}` }), 401, 'INVALID_TOKEN');
+    assertError(await profile(first.authorization), 401, 'INVALID_TOKEN');
+    assertError(await profile({ cookie: `access_token=${first.token}` }), 401, 'INVALID_TOKEN');
+    assertError(await validate({ cookie: `access_token=${first.token}` }), 401, 'INVALID_TOKEN');
     assertError(await postJson(server, '/api/auth/refresh', { refreshToken: first.refreshToken }), 401, 'INVALID_TOKEN');
-    assert.equal((await profile(second.bearer)).statusCode, 200, 'the other session lives on');
+    assert.equal((await profile(second.authorization)).statusCode, 200, 'the other session lives on');
     assertError(await server.app.inject({ method: 'DELETE', url: '/api/auth/logout' }), 401, 'UNAUTHORIZED');
   });
 
   it('a cookie-authenticated logout must be a JSON request (CSRF guard)', async () => {
     await createUser(server, { email: 'cookie-logout@example.com' });
-    const session = await signIn(server, 'cookie-logout@example.com');
-    const cookieHeader = { cookie: `access_token=${session.accessToken}` };
+    const session = await signIn(server, 'cookie-logout@example.com', { password: PASSWORD });
+    const cookieHeader = { cookie: `access_token=${session.token}` };
     assertError(await server.app.inject({ method: 'DELETE', url: '/api/auth/logout', headers: cookieHeader }), 403, 'FORBIDDEN');
-    assert.equal((await profile(session.bearer)).statusCode, 200, 'refused logout changed nothing');
+    assert.equal((await profile(session.authorization)).statusCode, 200, 'refused logout changed nothing');
     const response = await server.app.inject({
       method: 'DELETE',
       url: '/api/auth/logout',
@@ -141,12 +142,12 @@ describeEachEngine('auth sign-in, refresh, logout and validate', (engine) => {
       payload: '{}',
     });
     assert.equal(response.statusCode, 204, response.body);
-    assertError(await profile(session.bearer), 401, 'INVALID_TOKEN');
+    assertError(await profile(session.authorization), 401, 'INVALID_TOKEN');
   });
 
   it('refresh rotates: a new pair, the old refresh token spent, the session unchanged', async () => {
     const id = await createUser(server, { email: 'refresh@example.com' });
-    const session = await signIn(server, 'refresh@example.com');
+    const session = await signIn(server, 'refresh@example.com', { password: PASSWORD });
     const response = await postJson(server, '/api/auth/refresh', { refreshToken: session.refreshToken });
     assert.equal(response.statusCode, 200, response.body);
     const body = response.json();
@@ -154,8 +155,8 @@ describeEachEngine('auth sign-in, refresh, logout and validate', (engine) => {
     assert.equal(body.user.id, id);
     assert.equal(body.expiresIn, ACCESS_TTL);
     assert.notEqual(body.refreshToken, session.refreshToken);
-    assert.notEqual(body.accessToken, session.accessToken);
-    assert.equal(decodeJwt(body.accessToken).sid, decodeJwt(session.accessToken).sid, 'same session');
+    assert.notEqual(body.accessToken, session.token);
+    assert.equal(decodeJwt(body.accessToken).sid, decodeJwt(session.token).sid, 'same session');
     assert.equal(cookie(response, 'access_token')?.value, body.accessToken);
     assert.equal(cookie(response, 'refresh_token')?.value, body.refreshToken);
     assert.equal((await profile({ authorization: `Bearer ${body.accessToken}` })).statusCode, 200);
@@ -168,7 +169,7 @@ describeEachEngine('auth sign-in, refresh, logout and validate', (engine) => {
 
   it('refresh reads the refresh_token cookie when the body has none, even with no body at all', async () => {
     await createUser(server, { email: 'refresh-cookie@example.com' });
-    const session = await signIn(server, 'refresh-cookie@example.com');
+    const session = await signIn(server, 'refresh-cookie@example.com', { password: PASSWORD });
     const response = await server.app.inject({ method: 'POST', url: '/api/auth/refresh', headers: { cookie: `refresh_token=${session.refreshToken}` } });
     assert.equal(response.statusCode, 200, response.body);
     const again = await server.app.inject({
@@ -183,7 +184,7 @@ describeEachEngine('auth sign-in, refresh, logout and validate', (engine) => {
   it('a second use within 10 s gets the same successor, not a fork; a reuse after that ends the whole family', async (t) => {
     t.mock.timers.enable({ apis: ['Date'], now: Date.now() });
     const id = await createUser(server, { email: 'reuse@example.com' });
-    const session = await signIn(server, 'reuse@example.com');
+    const session = await signIn(server, 'reuse@example.com', { password: PASSWORD });
     const refresh = (refreshToken: string) => postJson(server, '/api/auth/refresh', { refreshToken });
     const [first, second] = await Promise.all([refresh(session.refreshToken), refresh(session.refreshToken)]);
     assert.equal(first.statusCode, 200, first.body);
@@ -207,7 +208,7 @@ describeEachEngine('auth sign-in, refresh, logout and validate', (engine) => {
     assertError(await refresh(session.refreshToken), 401, 'INVALID_TOKEN');
     assertError(await refresh(latest.refreshToken), 401, 'INVALID_TOKEN');
     assertError(await profile({ authorization: `Bearer ${latest.accessToken}` }), 401, 'INVALID_TOKEN');
-    assertError(await profile(session.bearer), 401, 'INVALID_TOKEN');
+    assertError(await profile(session.authorization), 401, 'INVALID_TOKEN');
   });
 
   it('refuses refresh tokens that are missing, unknown, expired, or of an expired account', async (t) => {
@@ -219,25 +220,25 @@ describeEachEngine('auth sign-in, refresh, logout and validate', (engine) => {
     const start = Date.now();
     t.mock.timers.enable({ apis: ['Date'], now: start });
     const id = await createUser(server, { email: 'refresh-expiry@example.com' });
-    const session = await signIn(server, 'refresh-expiry@example.com');
-    const other = await signIn(server, 'refresh-expiry@example.com');
+    const session = await signIn(server, 'refresh-expiry@example.com', { password: PASSWORD });
+    const other = await signIn(server, 'refresh-expiry@example.com', { password: PASSWORD });
     t.mock.timers.tick(REFRESH_TTL * 1000 + 1);
     assertError(await postJson(server, '/api/auth/refresh', { refreshToken: session.refreshToken }), 401, 'INVALID_TOKEN');
 
     t.mock.timers.setTime(start);
     await setUser(id, { expiration_time: Date.now() - 1 });
     assertError(await postJson(server, '/api/auth/refresh', { refreshToken: other.refreshToken }), 403, 'ACCOUNT_EXPIRED');
-    assertError(await profile(other.bearer), 401, 'INVALID_TOKEN');
+    assertError(await profile(other.authorization), 401, 'INVALID_TOKEN');
   });
 
   it('an access token stops working when it expires; refresh gives a working one', async (t) => {
     t.mock.timers.enable({ apis: ['Date'], now: Date.now() });
     await createUser(server, { email: 'expiry@example.com' });
-    const session = await signIn(server, 'expiry@example.com');
-    assert.equal((await profile(session.bearer)).statusCode, 200);
+    const session = await signIn(server, 'expiry@example.com', { password: PASSWORD });
+    assert.equal((await profile(session.authorization)).statusCode, 200);
     t.mock.timers.tick(ACCESS_TTL * 1000 + 1);
-    assertError(await profile(session.bearer), 401, 'INVALID_TOKEN');
-    assertError(await validate({ cookie: `access_token=${session.accessToken}` }), 401, 'INVALID_TOKEN');
+    assertError(await profile(session.authorization), 401, 'INVALID_TOKEN');
+    assertError(await validate({ cookie: `access_token=${session.token}` }), 401, 'INVALID_TOKEN');
     const refreshed = await postJson(server, '/api/auth/refresh', { refreshToken: session.refreshToken });
     assert.equal(refreshed.statusCode, 200);
     assert.equal((await profile({ authorization: `Bearer ${refreshed.json().accessToken}` })).statusCode, 200);
@@ -245,8 +246,8 @@ describeEachEngine('auth sign-in, refresh, logout and validate', (engine) => {
 
   it('/validate answers 200 with the user headers for a valid cookie or bearer, never cached', async () => {
     const id = await createUser(server, { email: 'validate@example.com' });
-    const session = await signIn(server, 'validate@example.com');
-    for (const headers of [{ cookie: `access_token=${session.accessToken}` }, session.bearer]) {
+    const session = await signIn(server, 'validate@example.com', { password: PASSWORD });
+    for (const headers of [{ cookie: `access_token=${session.token}` }, session.authorization]) {
       for (const method of ['GET', 'HEAD'] as const) {
         const response = await validate(headers, method);
         assert.equal(response.statusCode, 200, `${method} ${response.body}`);
@@ -270,10 +271,10 @@ describeEachEngine('auth sign-in, refresh, logout and validate', (engine) => {
       }
     }
     const id = await createUser(server, { email: 'validate-expired@example.com' });
-    const session = await signIn(server, 'validate-expired@example.com');
+    const session = await signIn(server, 'validate-expired@example.com', { password: PASSWORD });
     await setUser(id, { expiration_time: Date.now() - 1 });
     // The status cache holds an answer for up to 5 s; this user was never validated before.
-    assertError(await validate(session.bearer), 401, 'INVALID_TOKEN');
+    assertError(await validate(session.authorization), 401, 'INVALID_TOKEN');
   });
 
   it('answers bad input with 400 and signs nobody in', async () => {

@@ -6,8 +6,9 @@ import { sha256 } from '../../../src/platform/crypto.ts';
 import { describeEachEngine } from '../../support/engines.ts';
 import { startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
-import { assertError, cookie, createUser, login, postJson, signIn, totpAt } from './support/auth.ts';
-import type { SignedIn } from './support/auth.ts';
+import { assertError, signIn } from '../../support/api.ts';
+import { cookie, createUser, login, PASSWORD, postJson, totpAt } from './support/auth.ts';
+import type { SignedInWithPassword } from '../../support/api.ts';
 import { Mailbox } from './support/mailbox.ts';
 import type { ReceivedMail } from './support/mailbox.ts';
 
@@ -43,9 +44,9 @@ describeEachEngine('auth two-factor authentication by e-mail', (engine) => {
   });
 
   const db = () => server.database!.db;
-  const call = (url: string, session: Pick<SignedIn, 'bearer'>, payload?: unknown) =>
-    server.app.inject({ method: 'POST', url, headers: session.bearer, ...(payload === undefined ? {} : { payload: payload as object }) });
-  const profile = (session: SignedIn) => server.app.inject({ url: '/api/auth/profile', headers: session.bearer });
+  const call = (url: string, session: Pick<SignedInWithPassword, 'authorization'>, payload?: unknown) =>
+    server.app.inject({ method: 'POST', url, headers: session.authorization, ...(payload === undefined ? {} : { payload: payload as object }) });
+  const profile = (session: SignedInWithPassword) => server.app.inject({ url: '/api/auth/profile', headers: session.authorization });
   const twoFactorLogin = (tempToken: string, code: string) => postJson(server, '/api/auth/2fa/login', { temp_token: tempToken, code });
   const resend = (tempToken: unknown) => postJson(server, '/api/auth/2fa/email/resend', { temp_token: tempToken });
   const tokens = (userId: number, purpose: string) =>
@@ -67,7 +68,7 @@ describeEachEngine('auth two-factor authentication by e-mail', (engine) => {
   /** A user with e-mail 2FA on; the session signed in with the password only, before 2FA was on. */
   async function emailUser(email: string) {
     const userId = await createUser(server, { email });
-    const session = await signIn(server, email);
+    const session = await signIn(server, email, { password: PASSWORD });
     const { code } = await mailedCode(email, SUBJECTS.setup, () => call('/api/auth/2fa/email/setup', session));
     const verified = await call('/api/auth/2fa/email/verify', session, { code });
     assert.equal(verified.statusCode, 200, verified.body);
@@ -76,7 +77,7 @@ describeEachEngine('auth two-factor authentication by e-mail', (engine) => {
 
   async function totpUser(email: string) {
     const userId = await createUser(server, { email });
-    const session = await signIn(server, email);
+    const session = await signIn(server, email, { password: PASSWORD });
     const { secret } = (await call('/api/auth/2fa/setup', session)).json();
     assert.equal((await call('/api/auth/2fa/verify', session, { code: totpAt(secret, Date.now()) })).statusCode, 200);
     return { userId, session };
@@ -85,7 +86,7 @@ describeEachEngine('auth two-factor authentication by e-mail', (engine) => {
   it('setup mails a code; verify turns e-mail 2FA on with 10 backup codes; then setup of either method is refused', async () => {
     const address = 'email-setup@example.com';
     const userId = await createUser(server, { email: address, name: 'Eve' });
-    const session = await signIn(server, address);
+    const session = await signIn(server, address, { password: PASSWORD });
     const { response, mail, code } = await mailedCode(address, SUBJECTS.setup, () => call('/api/auth/2fa/email/setup', session));
     assert.deepEqual(Object.keys(response.json()), ['message']);
     assert.ok(!mail.subject.includes(code), 'the code is not in the subject');
@@ -120,7 +121,7 @@ describeEachEngine('auth two-factor authentication by e-mail', (engine) => {
 
     const address = 'both-pending@example.com';
     const userId = await createUser(server, { email: address });
-    const session = await signIn(server, address);
+    const session = await signIn(server, address, { password: PASSWORD });
     const { secret } = (await call('/api/auth/2fa/setup', session)).json();
     const { code } = await mailedCode(address, SUBJECTS.setup, () => call('/api/auth/2fa/email/setup', session));
     assert.equal((await call('/api/auth/2fa/email/verify', session, { code })).statusCode, 200);
@@ -133,7 +134,7 @@ describeEachEngine('auth two-factor authentication by e-mail', (engine) => {
     const clock = freezeClock(t);
     const address = 'setup-code@example.com';
     const userId = await createUser(server, { email: address });
-    const session = await signIn(server, address);
+    const session = await signIn(server, address, { password: PASSWORD });
     assertError(await call('/api/auth/2fa/email/verify', session, { code: '123456' }), 400, 'TWO_FACTOR_SETUP_REQUIRED');
 
     const first = await mailedCode(address, SUBJECTS.setup, () => call('/api/auth/2fa/email/setup', session));
@@ -172,7 +173,7 @@ describeEachEngine('auth two-factor authentication by e-mail', (engine) => {
     assert.ok(accessToken);
     assertError(await twoFactorLogin(body.temp_token, first.code), 401, 'TEMP_TOKEN_EXPIRED');
     assert.equal((await twoFactorLogin(secondToken, backupCodes[0] as string)).statusCode, 200, 'a backup code also completes it');
-    const regenerated = await call('/api/auth/2fa/regenerate', { bearer: { authorization: `Bearer ${accessToken}` } });
+    const regenerated = await call('/api/auth/2fa/regenerate', { authorization: { authorization: `Bearer ${accessToken}` } });
     assert.equal(regenerated.statusCode, 200, 'this session just passed the e-mailed factor');
   });
 
@@ -260,7 +261,7 @@ describeEachEngine('auth two-factor authentication by e-mail', (engine) => {
   it('answers bad input with 400, and no caller with 401, changing nothing', async () => {
     const address = 'email-bad-input@example.com';
     const userId = await createUser(server, { email: address });
-    const session = await signIn(server, address);
+    const session = await signIn(server, address, { password: PASSWORD });
     for (const payload of [{}, { code: 123456 }, { code: 'x'.repeat(33) }, { code: '123456', extra: true }]) {
       assertError(await call('/api/auth/2fa/email/verify', session, payload), 400, 'VALIDATION_FAILED');
     }

@@ -4,8 +4,9 @@ import type { TestContext } from 'node:test';
 import { describeEachEngine } from '../../support/engines.ts';
 import { startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
-import { assertError, cookie, createUser, login, postJson, signIn, totpAt } from './support/auth.ts';
-import type { SignedIn } from './support/auth.ts';
+import { assertError, signIn } from '../../support/api.ts';
+import { cookie, createUser, login, PASSWORD, postJson, totpAt } from './support/auth.ts';
+import type { SignedInWithPassword } from '../../support/api.ts';
 
 const STEP = 30_000;
 
@@ -23,8 +24,8 @@ describeEachEngine('auth two-factor authentication', (engine) => {
   });
   after(() => server.dispose());
 
-  const call = (url: string, session: SignedIn, payload?: unknown) =>
-    server.app.inject({ method: 'POST', url, headers: session.bearer, ...(payload === undefined ? {} : { payload: payload as object }) });
+  const call = (url: string, session: SignedInWithPassword, payload?: unknown) =>
+    server.app.inject({ method: 'POST', url, headers: session.authorization, ...(payload === undefined ? {} : { payload: payload as object }) });
   const twoFactorLogin = (tempToken: string, code: string) => postJson(server, '/api/auth/2fa/login', { temp_token: tempToken, code });
   const startLogin = async (email: string) => {
     const response = await login(server, email);
@@ -35,7 +36,7 @@ describeEachEngine('auth two-factor authentication', (engine) => {
   /** A user with 2FA on, enabled at the current step; returns the secret and the backup codes. */
   async function enabledUser(email: string, now: number) {
     await createUser(server, { email });
-    const session = await signIn(server, email);
+    const session = await signIn(server, email, { password: PASSWORD });
     const setup = (await call('/api/auth/2fa/setup', session)).json();
     const verified = await call('/api/auth/2fa/verify', session, { code: totpAt(setup.secret, now) });
     assert.equal(verified.statusCode, 200, verified.body);
@@ -45,7 +46,7 @@ describeEachEngine('auth two-factor authentication', (engine) => {
   it('setup, then verify: 10 backup codes shown once, secret encrypted and codes hashed at rest', async (t) => {
     const clock = freezeClock(t);
     const id = await createUser(server, { email: 'setup@example.com' });
-    const session = await signIn(server, 'setup@example.com');
+    const session = await signIn(server, 'setup@example.com', { password: PASSWORD });
     const setup = await call('/api/auth/2fa/setup', session);
     assert.equal(setup.statusCode, 200, setup.body);
     const { secret, otpauth_url: url } = setup.json();
@@ -60,7 +61,7 @@ describeEachEngine('auth two-factor authentication', (engine) => {
     assert.ok(decodeURIComponent(parsed.pathname).includes('setup@example.com'));
 
     assertError(await call('/api/auth/2fa/verify', session, { code: totpAt(secret, clock.now() - 2 * STEP) }), 400, 'INVALID_2FA_CODE');
-    assert.equal((await server.app.inject({ url: '/api/auth/profile', headers: session.bearer })).json().attributes.twoFactorEnabled, false);
+    assert.equal((await server.app.inject({ url: '/api/auth/profile', headers: session.authorization })).json().attributes.twoFactorEnabled, false);
 
     const verified = await call('/api/auth/2fa/verify', session, { code: totpAt(secret, clock.now()) });
     assert.equal(verified.statusCode, 200, verified.body);
@@ -69,7 +70,7 @@ describeEachEngine('auth two-factor authentication', (engine) => {
     assert.equal(codes.length, 10);
     assert.equal(new Set(codes).size, 10);
     for (const code of codes) assert.match(code, /^[0-9a-hjkmnp-tv-z]{5}-[0-9a-hjkmnp-tv-z]{5}$/);
-    assert.equal((await server.app.inject({ url: '/api/auth/profile', headers: session.bearer })).json().attributes.twoFactorEnabled, true);
+    assert.equal((await server.app.inject({ url: '/api/auth/profile', headers: session.authorization })).json().attributes.twoFactorEnabled, true);
 
     const row = await server.database!.db.selectFrom('two_factor').selectAll().where('user_id', '=', id).executeTakeFirstOrThrow();
     assert.match(row.secret ?? '', /^v1\./);
@@ -88,7 +89,7 @@ describeEachEngine('auth two-factor authentication', (engine) => {
   it('verify needs a pending setup, which lasts 10 minutes', async (t) => {
     const clock = freezeClock(t);
     await createUser(server, { email: 'pending@example.com' });
-    const session = await signIn(server, 'pending@example.com');
+    const session = await signIn(server, 'pending@example.com', { password: PASSWORD });
     assertError(await call('/api/auth/2fa/verify', session, { code: '123456' }), 400, 'TWO_FACTOR_SETUP_REQUIRED');
     const { secret } = (await call('/api/auth/2fa/setup', session)).json();
     clock.tick(server.config.ttl.totpSetup * 1000 + 1);
@@ -199,7 +200,7 @@ describeEachEngine('auth two-factor authentication', (engine) => {
     assert.equal((await twoFactorLogin(await startLogin('regenerate@example.com'), fresh[0] as string)).statusCode, 200);
 
     await createUser(server, { email: 'no-2fa@example.com' });
-    const plain = await signIn(server, 'no-2fa@example.com');
+    const plain = await signIn(server, 'no-2fa@example.com', { password: PASSWORD });
     assertError(await call('/api/auth/2fa/regenerate', plain), 400, 'TWO_FACTOR_NOT_ENABLED');
     assertError(await call('/api/auth/2fa/disable', plain, { code: '123456' }), 400, 'TWO_FACTOR_NOT_ENABLED');
   });
@@ -236,7 +237,7 @@ describeEachEngine('auth two-factor authentication', (engine) => {
     clock.tick(STEP);
     const signedIn = await twoFactorLogin(await startLogin('reauth@example.com'), totpAt(secret, clock.now()));
     assert.equal(signedIn.statusCode, 200, signedIn.body);
-    const twoFactorSession = { bearer: { authorization: `Bearer ${cookie(signedIn, 'access_token')?.value}` } } as SignedIn;
+    const twoFactorSession = { authorization: { authorization: `Bearer ${cookie(signedIn, 'access_token')?.value}` } } as SignedInWithPassword;
     assert.equal((await call('/api/auth/2fa/regenerate', twoFactorSession)).statusCode, 200, 'just signed in with 2FA');
     // Only that session's own sign-in counts.
     assertError(await call('/api/auth/2fa/regenerate', session), 403, 'REAUTHENTICATION_REQUIRED');

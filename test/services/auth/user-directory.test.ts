@@ -10,8 +10,9 @@ import { RemoteUserDirectory } from '../../../src/services/auth/users/remote-dir
 import { describeEachEngine } from '../../support/engines.ts';
 import { startTestServer, TEST_INTERNAL_TOKEN } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
-import { createUser, PASSWORD, signIn } from './support/auth.ts';
-import type { SignedIn } from './support/auth.ts';
+import { signIn } from '../../support/api.ts';
+import { createUser, PASSWORD } from './support/auth.ts';
+import type { SignedInWithPassword } from '../../support/api.ts';
 
 function access(id: number, email: string, fields: Partial<UserAccess> = {}): UserAccess {
   return { id, email, name: null, administrator: false, disabled: false, readonly: false, deviceReadonly: false, limitCommands: false, expirationTime: null, ...fields };
@@ -105,11 +106,11 @@ describe('CachedUserDirectory', () => {
 
 describeEachEngine('the local user directory follows every change of a user', (engine) => {
   let server: TestServer;
-  let admin: SignedIn;
+  let admin: SignedInWithPassword;
   before(async () => {
     server = await startTestServer(engine, { RATE_LIMITS: 'off' });
     await createUser(server, { email: 'directory-admin@example.com', administrator: true });
-    admin = await signIn(server, 'directory-admin@example.com');
+    admin = await signIn(server, 'directory-admin@example.com', { password: PASSWORD });
   });
   after(() => server.dispose());
 
@@ -131,7 +132,7 @@ describeEachEngine('the local user directory follows every change of a user', (e
     await users().get(id);
     await users().findByEmail('flagged@example.com');
     const changes = { administrator: true, readonly: true, deviceReadonly: true, limitCommands: true, expirationTime: '2031-01-01T00:00:00.000Z' };
-    const reply = await server.app.inject({ method: 'PUT', url: `/api/auth/users/${id}`, headers: admin.bearer, payload: changes });
+    const reply = await server.app.inject({ method: 'PUT', url: `/api/auth/users/${id}`, headers: admin.authorization, payload: changes });
     assert.equal(reply.statusCode, 200, reply.body);
     const expected = { administrator: true, readonly: true, deviceReadonly: true, limitCommands: true, expirationTime: Date.parse('2031-01-01T00:00:00.000Z') };
     for (const user of [await users().get(id), await users().findByEmail('flagged@example.com')]) {
@@ -140,15 +141,15 @@ describeEachEngine('the local user directory follows every change of a user', (e
         expected,
       );
     }
-    await server.app.inject({ method: 'PUT', url: `/api/auth/users/${id}`, headers: admin.bearer, payload: { disabled: true } });
+    await server.app.inject({ method: 'PUT', url: `/api/auth/users/${id}`, headers: admin.authorization, payload: { disabled: true } });
     assert.equal((await users().get(id))?.disabled, true);
   });
 
   it('shows a name changed through PUT /api/auth/profile at once', async () => {
     const id = await createUser(server, { email: 'renamed@example.com', name: 'Old' });
-    const user = await signIn(server, 'renamed@example.com');
+    const user = await signIn(server, 'renamed@example.com', { password: PASSWORD });
     assert.equal((await users().get(id))?.name, 'Old');
-    const reply = await server.app.inject({ method: 'PUT', url: '/api/auth/profile', headers: user.bearer, payload: { name: 'New' } });
+    const reply = await server.app.inject({ method: 'PUT', url: '/api/auth/profile', headers: user.authorization, payload: { name: 'New' } });
     assert.equal(reply.statusCode, 200, reply.body);
     assert.equal((await users().get(id))?.name, 'New');
   });
@@ -162,9 +163,9 @@ describeEachEngine('the local user directory follows every change of a user', (e
 
   it('forgets a deleted account, and finds a new account under the same address', async () => {
     const id = await createUser(server, { email: 'gone@example.com' });
-    const user = await signIn(server, 'gone@example.com');
+    const user = await signIn(server, 'gone@example.com', { password: PASSWORD });
     assert.equal((await users().findByEmail('gone@example.com'))?.id, id);
-    assert.equal((await server.app.inject({ method: 'DELETE', url: '/api/auth/account', headers: user.bearer })).statusCode, 204);
+    assert.equal((await server.app.inject({ method: 'DELETE', url: '/api/auth/account', headers: user.authorization })).statusCode, 204);
     assert.equal(await users().get(id), undefined);
     assert.equal(await users().findByEmail('gone@example.com'), undefined);
     const again = await createUser(server, { email: 'gone@example.com' });

@@ -3,8 +3,9 @@ import { after, before, it } from 'node:test';
 import { describeEachEngine } from '../../support/engines.ts';
 import { startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
-import { signIn, snapshot, uniqueId } from './helpers.ts';
-import type { Client, Reply } from './helpers.ts';
+import { signIn } from '../../support/api.ts';
+import { Client, snapshot, uniqueId } from './helpers.ts';
+import type { Reply } from './helpers.ts';
 
 type Permissions = Record<'position' | 'events' | 'geofences' | 'notifications' | 'commands', boolean>;
 const NONE: Permissions = { position: false, events: false, geofences: false, notifications: false, commands: false };
@@ -30,10 +31,10 @@ describeEachEngine('device access matrix', (engine) => {
     server = await startTestServer(engine);
     const entries: [Role, Client][] = [];
     for (const role of ROLES) {
-      entries.push([role, await signIn(server, `${role.replace(':', '-')}@example.com`, { administrator: role === 'administrator' })]);
+      entries.push([role, new Client(server, await signIn(server, `${role.replace(':', '-')}@example.com`, { administrator: role === 'administrator' }))]);
     }
     clients = Object.fromEntries(entries) as Record<Role, Client>;
-    spare = await signIn(server, 'spare@example.com');
+    spare = new Client(server, await signIn(server, 'spare@example.com'));
   });
   after(() => server.dispose());
 

@@ -4,7 +4,8 @@ import { after, before, describe, it } from 'node:test';
 import { describeEachEngine, testEngines } from '../../support/engines.ts';
 import { startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
-import { Client, setUserFlags, signIn, snapshot, uniqueId } from './helpers.ts';
+import { signIn } from '../../support/api.ts';
+import { Client, setUserFlags, snapshot, uniqueId } from './helpers.ts';
 
 interface Token {
   token: string;
@@ -21,9 +22,9 @@ describeEachEngine('claiming devices', (engine) => {
 
   before(async () => {
     server = await startTestServer(engine, { RATE_LIMITS: 'off' });
-    admin = await signIn(server, 'claim-admin@example.com', { administrator: true });
-    buyer = await signIn(server, 'buyer@example.com');
-    rival = await signIn(server, 'rival@example.com');
+    admin = new Client(server, await signIn(server, 'claim-admin@example.com', { administrator: true }));
+    buyer = new Client(server, await signIn(server, 'buyer@example.com'));
+    rival = new Client(server, await signIn(server, 'rival@example.com'));
     anonymous = new Client(server);
   });
   after(() => server.dispose());
@@ -163,7 +164,7 @@ describeEachEngine('claiming devices', (engine) => {
 
     it('lets exactly one of several concurrent claimers win; the others get 409', async () => {
       const claimers = [buyer, rival];
-      for (let index = 0; index < 3; index++) claimers.push(await signIn(server, `racer-${index}@example.com`));
+      for (let index = 0; index < 3; index++) claimers.push(new Client(server, await signIn(server, `racer-${index}@example.com`)));
       for (let round = 0; round < 10; round++) {
         const token = await provision();
         const replies = await Promise.all(claimers.map((client) => client.post('/api/devices/claim', { token: token.token })));
@@ -212,7 +213,7 @@ describeEachEngine('claiming devices', (engine) => {
 
     it('refuses claims from readonly accounts', async () => {
       const token = await provision();
-      const restricted = await signIn(server, 'claim-readonly@example.com');
+      const restricted = new Client(server, await signIn(server, 'claim-readonly@example.com'));
       await setUserFlags(server, restricted.userId, { deviceReadonly: true });
       const before = await snapshot(server);
       const reply = await restricted.post('/api/devices/claim', { token: token.token });
@@ -319,7 +320,7 @@ describeEachEngine('claiming devices', (engine) => {
     });
 
     it('a deleted user’s devices go, shares to them go, and their tokens become claimable', async () => {
-      const leaving = await signIn(server, 'leaving@example.com');
+      const leaving = new Client(server, await signIn(server, 'leaving@example.com'));
       const token = await provision();
       const claimed = (await leaving.post('/api/devices/claim', { token: token.token })).body.device;
       const own = (await leaving.post('/api/devices', { name: 'Own', uniqueId: uniqueId() })).body;

@@ -8,8 +8,8 @@ import type { DevicesTables } from '../../../src/services/devices/tables.ts';
 import { describeEachEngine } from '../../support/engines.ts';
 import { startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
-import { signIn, uniqueId } from './helpers.ts';
-import type { Client } from './helpers.ts';
+import { signIn } from '../../support/api.ts';
+import { Client, uniqueId } from './helpers.ts';
 
 const NONE = { position: false, events: false, geofences: false, notifications: false, commands: false };
 const ALL = { position: true, events: true, geofences: true, notifications: true, commands: true };
@@ -29,10 +29,10 @@ describeEachEngine('device access interface', (engine) => {
     server = await startTestServer(engine);
     // The interface as the tracking module receives it.
     api = server.devices!.api;
-    owner = await signIn(server, 'grant-owner@example.com');
-    viewer = await signIn(server, 'grant-viewer@example.com');
-    stranger = await signIn(server, 'grant-stranger@example.com');
-    admin = await signIn(server, 'grant-admin@example.com', { administrator: true });
+    owner = new Client(server, await signIn(server, 'grant-owner@example.com'));
+    viewer = new Client(server, await signIn(server, 'grant-viewer@example.com'));
+    stranger = new Client(server, await signIn(server, 'grant-stranger@example.com'));
+    admin = new Client(server, await signIn(server, 'grant-admin@example.com', { administrator: true }));
     owned = (await owner.post('/api/devices', { name: 'Owned', uniqueId: uniqueId('grant'), attributes: { speedLimit: 50 } })).body;
     shared = (await owner.post('/api/devices', { name: 'Shared', uniqueId: uniqueId('grant') })).body;
     unrelated = (await stranger.post('/api/devices', { name: 'Unrelated', uniqueId: uniqueId('grant') })).body;

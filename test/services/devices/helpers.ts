@@ -49,10 +49,6 @@ export class Client {
   }
 }
 
-export async function signIn(server: TestServer, email: string, options: { administrator?: boolean } = {}): Promise<Client> {
-  return new Client(server, await server.login({ email, administrator: options.administrator }));
-}
-
 /**
  * Sets an account's access flags. The auth module owns the users table; tests set the flags
  * directly so they depend only on the committed users schema, then announce the change as the

@@ -3,8 +3,9 @@ import { after, before, it } from 'node:test';
 import { describeEachEngine } from '../../support/engines.ts';
 import { startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
-import { signIn, snapshot, uniqueId } from './helpers.ts';
-import type { Client, Reply } from './helpers.ts';
+import { signIn } from '../../support/api.ts';
+import { Client, snapshot, uniqueId } from './helpers.ts';
+import type { Reply } from './helpers.ts';
 
 function assertLimitReached(reply: Reply, limit: string, max: number, usage: number): void {
   assert.equal(reply.status, 409, JSON.stringify(reply.body));
@@ -18,7 +19,7 @@ describeEachEngine('server limits on devices and shares', (engine) => {
 
   before(async () => {
     server = await startTestServer(engine, { RATE_LIMITS: 'off', MAX_DEVICES_PER_USER: '2', MAX_SHARES_PER_DEVICE: '2' });
-    admin = await signIn(server, 'limits-admin@example.com', { administrator: true });
+    admin = new Client(server, await signIn(server, 'limits-admin@example.com', { administrator: true }));
   });
   after(() => server.dispose());
 
@@ -26,7 +27,7 @@ describeEachEngine('server limits on devices and shares', (engine) => {
   const provision = async () => (await admin.post('/api/devices/claim-tokens', { uniqueId: uniqueId('limit-token'), modelCode: 'PT-1' })).body as { token: string; uniqueId: string };
 
   it('MAX_DEVICES_PER_USER: creating, creating with a token and claiming stop at the cap, changing nothing', async () => {
-    const user = await signIn(server, 'limits-devices@example.com');
+    const user = new Client(server, await signIn(server, 'limits-devices@example.com'));
     assert.equal((await create(user)).status, 201, 'under the cap');
     const second = await create(user);
     assert.equal(second.status, 201, 'up to the cap');
@@ -51,8 +52,8 @@ describeEachEngine('server limits on devices and shares', (engine) => {
   });
 
   it('MAX_SHARES_PER_DEVICE: a third share of a device, pending ones counted, is refused, changing nothing; administrators are exempt', async () => {
-    const owner = await signIn(server, 'limits-sharer@example.com');
-    const friends = await Promise.all(['one', 'three'].map((name) => signIn(server, `limits-friend-${name}@example.com`)));
+    const owner = new Client(server, await signIn(server, 'limits-sharer@example.com'));
+    const friends = await Promise.all(['one', 'three'].map(async (name) => new Client(server, await signIn(server, `limits-friend-${name}@example.com`))));
     const device = (await create(owner)).body as { id: number };
     const share = (by: Client, email: string) => by.post(`/api/devices/${device.id}/shares`, { email, permissions: { position: true } });
     assert.equal((await share(owner, 'limits-friend-one@example.com')).status, 201, 'under the cap');

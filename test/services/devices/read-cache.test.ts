@@ -4,8 +4,8 @@ import type { DeviceAccessApi } from '../../../src/services/devices/access.ts';
 import { describeEachEngine } from '../../support/engines.ts';
 import { startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
-import { signIn, uniqueId } from './helpers.ts';
-import type { Client } from './helpers.ts';
+import { signIn } from '../../support/api.ts';
+import { Client, uniqueId } from './helpers.ts';
 
 const VIEWER = 'cache-viewer@example.com';
 const NONE = { position: false, events: false, geofences: false, notifications: false, commands: false };
@@ -27,10 +27,10 @@ describeEachEngine('device reads after every kind of write (per-user caches)', (
   before(async () => {
     server = await startTestServer(engine, { RATE_LIMITS: 'off' });
     api = server.devices!.api;
-    admin = await signIn(server, 'cache-admin@example.com', { administrator: true });
-    owner = await signIn(server, 'cache-owner@example.com');
-    viewer = await signIn(server, VIEWER);
-    buyer = await signIn(server, 'cache-buyer@example.com');
+    admin = new Client(server, await signIn(server, 'cache-admin@example.com', { administrator: true }));
+    owner = new Client(server, await signIn(server, 'cache-owner@example.com'));
+    viewer = new Client(server, await signIn(server, VIEWER));
+    buyer = new Client(server, await signIn(server, 'cache-buyer@example.com'));
   });
   after(() => server.dispose());
 
@@ -192,7 +192,7 @@ describeEachEngine('device reads after every kind of write (per-user caches)', (
   });
 
   it('a deleted account’s devices leave their sharees, and the account leaves the directory', async () => {
-    const doomed = await signIn(server, 'cache-doomed@example.com');
+    const doomed = new Client(server, await signIn(server, 'cache-doomed@example.com'));
     const device = (await doomed.post('/api/devices/', { name: 'Doomed', uniqueId: uniqueId('cache') })).body as { id: number };
     await share(device.id, VIEWER, { position: true }, doomed);
     const owned = await create(owner);
@@ -215,7 +215,7 @@ describeEachEngine('device reads after every kind of write (per-user caches)', (
     );
 
     // An account that owned nothing: only its own entries knew of its share.
-    const leaver = await signIn(server, 'cache-leaver@example.com');
+    const leaver = new Client(server, await signIn(server, 'cache-leaver@example.com'));
     await share(owned.id, 'cache-leaver@example.com', { position: true });
     assert.deepEqual(await grantedIds(leaver), [owned.id]);
     assert.equal((await leaver.delete('/api/auth/account')).status, 204);

@@ -3,8 +3,8 @@ import { after, before, describe, it } from 'node:test';
 import { describeEachEngine } from '../../support/engines.ts';
 import { startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
-import { signIn, snapshot, uniqueId } from './helpers.ts';
-import type { Client } from './helpers.ts';
+import { signIn } from '../../support/api.ts';
+import { Client, snapshot, uniqueId } from './helpers.ts';
 
 describeEachEngine('DEVICE_REGISTRATION', (engine) => {
   for (const mode of ['open', 'claim-only'] as const) {
@@ -15,8 +15,8 @@ describeEachEngine('DEVICE_REGISTRATION', (engine) => {
 
       before(async () => {
         server = await startTestServer(engine, { RATE_LIMITS: 'off', DEVICE_REGISTRATION: mode });
-        admin = await signIn(server, 'registration-admin@example.com', { administrator: true });
-        user = await signIn(server, 'registration-user@example.com');
+        admin = new Client(server, await signIn(server, 'registration-admin@example.com', { administrator: true }));
+        user = new Client(server, await signIn(server, 'registration-user@example.com'));
       });
       after(() => server.dispose());
 

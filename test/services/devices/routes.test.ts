@@ -4,7 +4,8 @@ import { describeEachEngine } from '../../support/engines.ts';
 import { startTestServer, TEST_INTERNAL_TOKEN } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
 import { nestedJson } from '../../support/nested-json.ts';
-import { Client, setUserFlags, signIn, snapshot, uniqueId } from './helpers.ts';
+import { signIn } from '../../support/api.ts';
+import { Client, setUserFlags, snapshot, uniqueId } from './helpers.ts';
 
 const ALL = { position: true, events: true, geofences: true, notifications: true, commands: true };
 
@@ -16,9 +17,9 @@ describeEachEngine('device routes', (engine) => {
 
   before(async () => {
     server = await startTestServer(engine);
-    owner = await signIn(server, 'owner@example.com');
-    other = await signIn(server, 'other@example.com');
-    admin = await signIn(server, 'admin@example.com', { administrator: true });
+    owner = new Client(server, await signIn(server, 'owner@example.com'));
+    other = new Client(server, await signIn(server, 'other@example.com'));
+    admin = new Client(server, await signIn(server, 'admin@example.com', { administrator: true }));
   });
   after(() => server.dispose());
 
@@ -81,8 +82,8 @@ describeEachEngine('device routes', (engine) => {
   });
 
   it('lists owned and shared devices, filtered by repeatable id and uniqueId', async () => {
-    const lister = await signIn(server, 'lister@example.com');
-    const sharer = await signIn(server, 'sharer@example.com');
+    const lister = new Client(server, await signIn(server, 'lister@example.com'));
+    const sharer = new Client(server, await signIn(server, 'sharer@example.com'));
     const mine = [];
     for (let index = 0; index < 3; index++) mine.push((await lister.post('/api/devices', { name: `Mine ${index}`, uniqueId: uniqueId('list') })).body);
     const theirs = (await sharer.post('/api/devices', { name: 'Theirs', uniqueId: uniqueId('list') })).body;
@@ -184,7 +185,7 @@ describeEachEngine('device routes', (engine) => {
 
   it('refuses device changes to readonly and deviceReadonly accounts, not their reads', async () => {
     for (const flags of [{ deviceReadonly: true }, { readonly: true }]) {
-      const user = await signIn(server, `restricted-${Object.keys(flags)[0]}@example.com`);
+      const user = new Client(server, await signIn(server, `restricted-${Object.keys(flags)[0]}@example.com`));
       const device = (await user.post('/api/devices', { name: 'Mine', uniqueId: uniqueId() })).body;
       await setUserFlags(server, user.userId, flags);
       const before = await snapshot(server);
@@ -203,7 +204,7 @@ describeEachEngine('device routes', (engine) => {
   });
 
   it('lets an administrator change a readonly user’s device', async () => {
-    const user = await signIn(server, 'restricted-admin-target@example.com');
+    const user = new Client(server, await signIn(server, 'restricted-admin-target@example.com'));
     const device = (await user.post('/api/devices', { name: 'Mine', uniqueId: uniqueId() })).body;
     await setUserFlags(server, user.userId, { deviceReadonly: true });
     const updated = await admin.put(`/api/devices/${device.id}`, { name: 'By admin' });

@@ -3,8 +3,8 @@ import { after, before, it } from 'node:test';
 import { describeEachEngine } from '../../support/engines.ts';
 import { startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
-import { signIn, snapshot, uniqueId } from './helpers.ts';
-import type { Client } from './helpers.ts';
+import { signIn } from '../../support/api.ts';
+import { Client, snapshot, uniqueId } from './helpers.ts';
 
 const NONE = { position: false, events: false, geofences: false, notifications: false, commands: false };
 
@@ -15,8 +15,8 @@ describeEachEngine('device sharing', (engine) => {
 
   before(async () => {
     server = await startTestServer(engine);
-    owner = await signIn(server, 'share-owner@example.com');
-    friend = await signIn(server, 'friend@example.com');
+    owner = new Client(server, await signIn(server, 'share-owner@example.com'));
+    friend = new Client(server, await signIn(server, 'friend@example.com'));
   });
   after(() => server.dispose());
 
@@ -64,7 +64,7 @@ describeEachEngine('device sharing', (engine) => {
     assert.deepEqual(pending, [shared.body]);
     assert.equal((await friend.get(`/api/devices/${device.id}`)).status, 403, 'another account gains nothing');
 
-    const newcomer = await signIn(server, 'Newcomer@example.com');
+    const newcomer = new Client(server, await signIn(server, 'Newcomer@example.com'));
     const listed = await newcomer.get('/api/devices');
     assert.deepEqual(
       listed.body.map((seen: { id: number; isOwner: boolean; permissions: unknown }) => [seen.id, seen.isOwner, seen.permissions]),
@@ -87,7 +87,7 @@ describeEachEngine('device sharing', (engine) => {
     assert.equal(missing.body.code, 'NOT_FOUND');
     assert.equal((await owner.delete(`/api/devices/${device.id}/shares?email=friend@example.com`)).status, 404);
     assert.deepEqual((await owner.get(`/api/devices/${device.id}/shares`)).body.map((share: { userId: number }) => share.userId), [friend.userId]);
-    const late = await signIn(server, 'withdrawn@example.com');
+    const late = new Client(server, await signIn(server, 'withdrawn@example.com'));
     assert.deepEqual((await late.get('/api/devices')).body, [], 'a withdrawn share is never accepted');
   });
 

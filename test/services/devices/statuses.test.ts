@@ -7,8 +7,8 @@ import { createDevicesModule } from '../../../src/services/devices/module.ts';
 import { describeEachEngine } from '../../support/engines.ts';
 import { instanceContext, startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
-import { signIn } from './helpers.ts';
-import type { Client } from './helpers.ts';
+import { signIn } from '../../support/api.ts';
+import { Client } from './helpers.ts';
 
 describeEachEngine('device statuses in batches (updateStatuses)', (engine) => {
   let server: TestServer;
@@ -31,7 +31,7 @@ describeEachEngine('device statuses in batches (updateStatuses)', (engine) => {
       { users: server.auth!.api.users },
     );
     api = module.api;
-    owner = await signIn(server, 'statuses-owner@example.com');
+    owner = new Client(server, await signIn(server, 'statuses-owner@example.com'));
     for (const uniqueId of ['status-a', 'status-b', 'status-c']) {
       const created = await owner.post('/api/devices/', { name: uniqueId, uniqueId });
       assert.equal(created.status, 201);

@@ -6,19 +6,20 @@ import { EVENT_TYPES } from '../../../src/services/tracking/events/types.ts';
 import { describeEachEngine } from '../../support/engines.ts';
 import { startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
-import { T0, assertError, createDevice, get, iso, share, signIn, trackingInstance } from './support/tracking.ts';
-import type { TestUser } from './support/tracking.ts';
+import { assertError, signIn } from '../../support/api.ts';
+import { T0, createDevice, get, iso, share, trackingInstance } from './support/tracking.ts';
+import type { SignedIn } from '../../support/api.ts';
 
 const HOUR = 3_600_000;
 
 describeEachEngine('tracking events', (engine) => {
   let server: TestServer;
   let api: TrackingApi;
-  let owner: TestUser;
-  let watcher: TestUser;
-  let positionOnly: TestUser;
-  let stranger: TestUser;
-  let admin: TestUser;
+  let owner: SignedIn;
+  let watcher: SignedIn;
+  let positionOnly: SignedIn;
+  let stranger: SignedIn;
+  let admin: SignedIn;
   let device: number;
   let second: number;
   let ids: number[];
@@ -30,7 +31,7 @@ describeEachEngine('tracking events', (engine) => {
     watcher = await signIn(server, 'watcher@example.com');
     positionOnly = await signIn(server, 'position-only@example.com');
     stranger = await signIn(server, 'stranger@example.com');
-    admin = await signIn(server, 'admin@example.com', true);
+    admin = await signIn(server, 'admin@example.com', { administrator: true });
     device = await createDevice(server, owner, 'ev-1');
     second = await createDevice(server, owner, 'ev-2');
     await share(server, owner, device, watcher.email, { events: true });
@@ -46,7 +47,7 @@ describeEachEngine('tracking events', (engine) => {
   });
   after(() => server.dispose());
 
-  const events = (query: string, user: TestUser) => get(server, `/api/events/${query}`, user);
+  const events = (query: string, user: SignedIn) => get(server, `/api/events/${query}`, user);
   const range = (from: number, to: number) => `from=${encodeURIComponent(iso(from))}&to=${encodeURIComponent(iso(to))}`;
   const idsOf = (response: { json(): unknown }) => (response.json() as { id: number }[]).map((event) => event.id);
 

@@ -7,8 +7,8 @@ import { trackingMigrations } from '../../../src/services/tracking/module.ts';
 import { describeEachEngine } from '../../support/engines.ts';
 import { startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
-import { signIn } from './support/tracking.ts';
-import type { TestUser } from './support/tracking.ts';
+import { signIn } from '../../support/api.ts';
+import type { SignedIn } from '../../support/api.ts';
 
 /** A closed POLYGON of `points` points (the first repeated last). */
 function polygon(points: number): string {
@@ -28,17 +28,17 @@ function assertLimitReached(response: LightMyRequestResponse, limit: string, max
 
 describeEachEngine('server limits on geofences', (engine) => {
   let server: TestServer;
-  let admin: TestUser;
+  let admin: SignedIn;
 
   before(async () => {
     server = await startTestServer(engine, { RATE_LIMITS: 'off', MAX_GEOFENCES_PER_USER: '2', MAX_GEOFENCE_POINTS_PER_USER: '12' });
-    admin = await signIn(server, 'caps-admin@example.com', true);
+    admin = await signIn(server, 'caps-admin@example.com', { administrator: true });
   });
   after(() => server.dispose());
 
-  const create = (user: TestUser, area: string) =>
+  const create = (user: SignedIn, area: string) =>
     server.app.inject({ method: 'POST', url: '/api/geofences/', headers: user.authorization, payload: { name: 'Fence', area } });
-  const update = (user: TestUser, id: number, area: string) =>
+  const update = (user: SignedIn, id: number, area: string) =>
     server.app.inject({ method: 'PUT', url: `/api/geofences/${id}`, headers: user.authorization, payload: { area } });
   const storedAreas = async (ownerId: number) =>
     (await server.database!.db.selectFrom('geofences').select(['id', 'area', 'points']).where('owner_id', '=', ownerId).orderBy('id').execute()) as {

@@ -6,19 +6,20 @@ import { describeEachEngine } from '../../support/engines.ts';
 import { nestedJson } from '../../support/nested-json.ts';
 import { startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
-import { assertError, createDevice, get, share, signIn, trackingInstance } from './support/tracking.ts';
-import type { TestUser } from './support/tracking.ts';
+import { assertError, signIn } from '../../support/api.ts';
+import { createDevice, get, share, trackingInstance } from './support/tracking.ts';
+import type { SignedIn } from '../../support/api.ts';
 
 const BERLIN = { lat: 52.52, lon: 13.405 };
 
 describeEachEngine('tracking geofences', (engine) => {
   let server: TestServer;
   let api: TrackingApi;
-  let owner: TestUser;
-  let friend: TestUser;
-  let viewer: TestUser;
-  let stranger: TestUser;
-  let admin: TestUser;
+  let owner: SignedIn;
+  let friend: SignedIn;
+  let viewer: SignedIn;
+  let stranger: SignedIn;
+  let admin: SignedIn;
 
   before(async () => {
     server = await startTestServer(engine, { RATE_LIMITS: 'off' });
@@ -27,22 +28,22 @@ describeEachEngine('tracking geofences', (engine) => {
     friend = await signIn(server, 'friend@example.com');
     viewer = await signIn(server, 'viewer@example.com');
     stranger = await signIn(server, 'stranger@example.com');
-    admin = await signIn(server, 'admin@example.com', true);
+    admin = await signIn(server, 'admin@example.com', { administrator: true });
     const device = await createDevice(server, owner, 'geo-1');
     await share(server, owner, device, friend.email, { geofences: true });
     await share(server, owner, device, viewer.email, { position: true, events: true });
   });
   after(() => server.dispose());
 
-  const create = (user: TestUser, payload: unknown) =>
+  const create = (user: SignedIn, payload: unknown) =>
     server.app.inject({ method: 'POST', url: '/api/geofences/', headers: user.authorization, payload: payload as object });
-  const update = (user: TestUser, id: number, payload: unknown) =>
+  const update = (user: SignedIn, id: number, payload: unknown) =>
     server.app.inject({ method: 'PUT', url: `/api/geofences/${id}`, headers: user.authorization, payload: payload as object });
-  const remove = (user: TestUser, id: number) => server.app.inject({ method: 'DELETE', url: `/api/geofences/${id}`, headers: user.authorization });
-  const list = (user: TestUser, query = '') => get(server, `/api/geofences/${query}`, user);
+  const remove = (user: SignedIn, id: number) => server.app.inject({ method: 'DELETE', url: `/api/geofences/${id}`, headers: user.authorization });
+  const list = (user: SignedIn, query = '') => get(server, `/api/geofences/${query}`, user);
   const namesOf = (response: { json(): unknown }) => (response.json() as { name: string }[]).map((geofence) => geofence.name);
   const stored = async () => Number((await server.database!.db.selectFrom('geofences').select((eb) => eb.fn.countAll().as('count')).executeTakeFirstOrThrow()).count);
-  const created = async (user: TestUser, payload: Record<string, unknown>) => {
+  const created = async (user: SignedIn, payload: Record<string, unknown>) => {
     const response = await create(user, payload);
     assert.equal(response.statusCode, 201, response.body);
     return response.json() as { id: number; area: string };

@@ -3,7 +3,7 @@ import { after, before, it } from 'node:test';
 import { describeEachEngine } from '../../support/engines.ts';
 import { TEST_INTERNAL_TOKEN, startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
-import { assertError } from './support/tracking.ts';
+import { assertError } from '../../support/api.ts';
 
 describeEachEngine('tracking alone in a process (SERVICES=tracking)', (engine) => {
   let server: TestServer;

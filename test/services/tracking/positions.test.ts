@@ -6,8 +6,9 @@ import { HISTORY_LIMIT, HISTORY_PAGE_SIZE } from '../../../src/services/tracking
 import { describeEachEngine } from '../../support/engines.ts';
 import { startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
-import { T0, assertError, createDevice, get, iso, position, share, signIn, trackingInstance } from './support/tracking.ts';
-import type { TestUser } from './support/tracking.ts';
+import { assertError, signIn } from '../../support/api.ts';
+import { T0, createDevice, get, iso, position, share, trackingInstance } from './support/tracking.ts';
+import type { SignedIn } from '../../support/api.ts';
 
 const MINUTE = 60_000;
 
@@ -15,11 +16,11 @@ describeEachEngine('tracking positions', (engine) => {
   let server: TestServer;
   let api: TrackingApi;
   let devicesApi: DeviceAccessApi;
-  let owner: TestUser;
-  let viewer: TestUser;
-  let blind: TestUser;
-  let stranger: TestUser;
-  let admin: TestUser;
+  let owner: SignedIn;
+  let viewer: SignedIn;
+  let blind: SignedIn;
+  let stranger: SignedIn;
+  let admin: SignedIn;
   let device: number;
   let other: number;
 
@@ -32,7 +33,7 @@ describeEachEngine('tracking positions', (engine) => {
     viewer = await signIn(server, 'viewer@example.com');
     blind = await signIn(server, 'blind@example.com');
     stranger = await signIn(server, 'stranger@example.com');
-    admin = await signIn(server, 'admin@example.com', true);
+    admin = await signIn(server, 'admin@example.com', { administrator: true });
     device = await createDevice(server, owner, 'pos-1');
     other = await createDevice(server, owner, 'pos-2');
     await share(server, owner, device, viewer.email, { position: true });
@@ -40,10 +41,10 @@ describeEachEngine('tracking positions', (engine) => {
   });
   after(() => server.dispose());
 
-  const positions = (query: string, user: TestUser, headers?: Record<string, string>) => get(server, `/api/positions/${query}`, user, headers);
-  const history = (deviceId: number, from: number, to: number, user: TestUser = owner, headers?: Record<string, string>) =>
+  const positions = (query: string, user: SignedIn, headers?: Record<string, string>) => get(server, `/api/positions/${query}`, user, headers);
+  const history = (deviceId: number, from: number, to: number, user: SignedIn = owner, headers?: Record<string, string>) =>
     positions(`?deviceId=${deviceId}&from=${encodeURIComponent(iso(from))}&to=${encodeURIComponent(iso(to))}`, user, headers);
-  const remove = (query: string, user: TestUser) => server.app.inject({ method: 'DELETE', url: `/api/positions/${query}`, headers: user.authorization });
+  const remove = (query: string, user: SignedIn) => server.app.inject({ method: 'DELETE', url: `/api/positions/${query}`, headers: user.authorization });
 
   describe('storage', () => {
     it('storePositions returns the new ids in input order and stores every field', async () => {

@@ -7,7 +7,7 @@ import { configureProviders } from '../../../../src/services/auth/openid/provide
 import { describeEachEngine } from '../../../support/engines.ts';
 import { startTestServer } from '../../../support/server.ts';
 import type { TestServer } from '../../../support/server.ts';
-import { assertError } from '../support/auth.ts';
+import { assertError } from '../../../support/api.ts';
 
 function refusal(env: Record<string, string>, build = false): ConfigError {
   try {

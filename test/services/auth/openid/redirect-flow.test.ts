@@ -5,7 +5,8 @@ import { describeEachEngine } from '../../../support/engines.ts';
 import type { TestEngine } from '../../../support/engines.ts';
 import { startTestServer } from '../../../support/server.ts';
 import type { TestServer } from '../../../support/server.ts';
-import { assertError, cookie, createUser, signIn, totpAt } from '../support/auth.ts';
+import { assertError, signIn } from '../../../support/api.ts';
+import { cookie, createUser, PASSWORD, totpAt } from '../support/auth.ts';
 import { redirectTarget, TestBrowser } from './support/browser.ts';
 import { redirectSignIn, signInAtProvider, startSignIn } from './support/flows.ts';
 import { LocalIdentityProvider } from './support/identity-provider.ts';
@@ -105,7 +106,7 @@ describeEachEngine('social login: the redirect flow against a local OpenID provi
     const [identity] = await identities('g-linked');
     assert.ok(identity);
     assert.equal(Number(identity.user_id), id);
-    await signIn(server, 'linked@example.com');
+    await signIn(server, 'linked@example.com', { password: PASSWORD });
   });
 
   it('refuses to link an account whose own address is unverified: error=account_exists, nothing linked', async () => {
@@ -128,9 +129,9 @@ describeEachEngine('social login: the redirect flow against a local OpenID provi
 
   it('sends a 2FA user to /login/2fa with a temp_token that /2fa/login completes', async () => {
     const id = await createUser(server, { email: 'two-factor@example.com' });
-    const session = await signIn(server, 'two-factor@example.com');
-    const setup = (await server.app.inject({ method: 'POST', url: '/api/auth/2fa/setup', headers: session.bearer })).json();
-    const verified = await server.app.inject({ method: 'POST', url: '/api/auth/2fa/verify', headers: session.bearer, payload: { code: totpAt(setup.secret, Date.now()) } });
+    const session = await signIn(server, 'two-factor@example.com', { password: PASSWORD });
+    const setup = (await server.app.inject({ method: 'POST', url: '/api/auth/2fa/setup', headers: session.authorization })).json();
+    const verified = await server.app.inject({ method: 'POST', url: '/api/auth/2fa/verify', headers: session.authorization, payload: { code: totpAt(setup.secret, Date.now()) } });
     const backupCode = verified.json().backup_codes[0] as string;
     idp.accounts.set('g-2fa', { email: 'two-factor@example.com', email_verified: true });
     const sessionsBefore = await sessionsOf(id);

@@ -4,7 +4,8 @@ import { generateKeyPair, SignJWT } from 'jose';
 import { describeEachEngine } from '../../../support/engines.ts';
 import { startTestServer } from '../../../support/server.ts';
 import type { TestServer } from '../../../support/server.ts';
-import { assertError, cookie, createUser, postJson, signIn, totpAt } from '../support/auth.ts';
+import { assertError, signIn } from '../../../support/api.ts';
+import { cookie, createUser, PASSWORD, postJson, totpAt } from '../support/auth.ts';
 import { JwksIssuer, KEY_ID } from './support/jwks-issuer.ts';
 
 const ANDROID = 'android-client.apps.example.com';
@@ -66,9 +67,9 @@ describeEachEngine('social login: the mobile Google id_token exchange (POST /ope
 
   it('a 2FA user gets the 202 Login2FARequiredResponse, as on /login', async () => {
     await createUser(server, { email: 'mobile-2fa@example.com' });
-    const session = await signIn(server, 'mobile-2fa@example.com');
-    const setup = (await server.app.inject({ method: 'POST', url: '/api/auth/2fa/setup', headers: session.bearer })).json();
-    const verified = await server.app.inject({ method: 'POST', url: '/api/auth/2fa/verify', headers: session.bearer, payload: { code: totpAt(setup.secret, Date.now()) } });
+    const session = await signIn(server, 'mobile-2fa@example.com', { password: PASSWORD });
+    const setup = (await server.app.inject({ method: 'POST', url: '/api/auth/2fa/setup', headers: session.authorization })).json();
+    const verified = await server.app.inject({ method: 'POST', url: '/api/auth/2fa/verify', headers: session.authorization, payload: { code: totpAt(setup.secret, Date.now()) } });
     assert.equal(verified.statusCode, 200, verified.body);
 
     const response = await google({ sub: 'm-103', email: 'mobile-2fa@example.com' });

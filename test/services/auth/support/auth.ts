@@ -1,17 +1,9 @@
-import assert from 'node:assert/strict';
 import type { LightMyRequestResponse } from 'fastify';
 import { Secret, TOTP } from 'otpauth';
 import type { TestServer } from '../../../support/server.ts';
 
 /** Meets every password rule. */
 export const PASSWORD = 'Sturdy-Lantern-42';
-
-export interface SignedIn {
-  userId: number;
-  accessToken: string;
-  refreshToken: string;
-  bearer: { authorization: string };
-}
 
 /** A user made directly through the account service (no mail, no rate limit). */
 export async function createUser(
@@ -36,14 +28,6 @@ export function login(server: Pick<TestServer, 'app'>, email: string, password =
   return postJson(server, '/api/auth/login', { email, password }, headers);
 }
 
-/** Logs in through POST /login and expects the 200 answer. */
-export async function signIn(server: TestServer, email: string, password = PASSWORD): Promise<SignedIn> {
-  const response = await login(server, email, password);
-  assert.equal(response.statusCode, 200, response.body);
-  const body = response.json();
-  return { userId: body.user.id, accessToken: body.accessToken, refreshToken: body.refreshToken, bearer: { authorization: `Bearer ${body.accessToken}` } };
-}
-
 export function cookie(response: LightMyRequestResponse, name: string) {
   return (response.cookies as { name: string; value: string; path?: string; maxAge?: number; httpOnly?: boolean; sameSite?: string; secure?: boolean; expires?: Date }[]).find(
     (candidate) => candidate.name === name,
@@ -52,15 +36,6 @@ export function cookie(response: LightMyRequestResponse, name: string) {
 
 export function totpAt(base32Secret: string, timestamp: number): string {
   return TOTP.generate({ secret: Secret.fromBase32(base32Secret), algorithm: 'SHA1', digits: 6, period: 30, timestamp });
-}
-
-/** The error body every failure shares: asserts status and code. */
-export function assertError(response: LightMyRequestResponse, status: number, code: string): void {
-  assert.equal(response.statusCode, status, response.body);
-  const body = response.json();
-  assert.equal(body.code, code, response.body);
-  assert.equal(body.statusCode, status);
-  assert.equal(typeof body.message, 'string');
 }
 
 /** Reads the user row as stored, to prove a refused request changed nothing. */

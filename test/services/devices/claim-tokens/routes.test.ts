@@ -3,8 +3,8 @@ import { after, before, it } from 'node:test';
 import { describeEachEngine } from '../../../support/engines.ts';
 import { startTestServer } from '../../../support/server.ts';
 import type { TestServer } from '../../../support/server.ts';
-import { signIn, snapshot, uniqueId } from '../helpers.ts';
-import type { Client } from '../helpers.ts';
+import { signIn } from '../../../support/api.ts';
+import { Client, snapshot, uniqueId } from '../helpers.ts';
 
 const GROUPED = /^[23456789ABCDEFGHJKLMNPQRSTUVWXYZ]{4}-[23456789ABCDEFGHJKLMNPQRSTUVWXYZ]{4}-[23456789ABCDEFGHJKLMNPQRSTUVWXYZ]{4}$/;
 
@@ -15,8 +15,8 @@ describeEachEngine('claim-token administration', (engine) => {
 
   before(async () => {
     server = await startTestServer(engine);
-    admin = await signIn(server, 'tokens-admin@example.com', { administrator: true });
-    user = await signIn(server, 'tokens-user@example.com');
+    admin = new Client(server, await signIn(server, 'tokens-admin@example.com', { administrator: true }));
+    user = new Client(server, await signIn(server, 'tokens-user@example.com'));
   });
   after(() => server.dispose());
 

@@ -6,10 +6,10 @@ import { describeEachEngine } from '../../../support/engines.ts';
 import { startTestServer } from '../../../support/server.ts';
 import type { TestLogin, TestServer } from '../../../support/server.ts';
 import { DeviceConnection, deviceOf, fixAt, latestOf, positionsOf, registerDevice } from './support.ts';
+import { identification, TCP_PROTOCOLS } from './tcp-protocols.ts';
 
 const ACK_ONE = Buffer.from([0, 0, 0, 1]);
 const ACCEPTED = Buffer.from([1]);
-const REFUSED = Buffer.from([0]);
 /** A GT06 heartbeat (0x13 status) with serial 0x01BA, from Traccar's tests; its ack is 10 bytes. */
 const GT06_HEARTBEAT = Buffer.from('78780a13440604000201baaf540d0a', 'hex');
 const DAY_MS = 86_400_000;
@@ -23,14 +23,112 @@ describeEachEngine('device TCP listeners, end to end', (engine) => {
     server = await startTestServer(engine);
     owner = await server.login({ email: 'tcp-owner@example.com' });
     const ingestion = server.tracking!.ingestion;
-    ports.teltonika = await ingestion.listen('teltonika', 0);
-    ports.gt06 = await ingestion.listen('gt06', 0);
-    ports.h02 = await ingestion.listen('h02', 0);
+    for (const row of TCP_PROTOCOLS) ports[row.protocol] = await ingestion.listen(row.protocol, 0);
     ports.osmand = await ingestion.listen('osmand', 0);
   });
   after(() => server.dispose());
 
   const everything = (deviceId: number) => positionsOf(server, owner, deviceId, 0, Date.now() + 2 * DAY_MS);
+
+  describe('every TCP protocol', () => {
+    for (const row of TCP_PROTOCOLS) {
+      describe(row.protocol, () => {
+        const port = () => ports[row.protocol];
+
+        /** A registered device of this protocol, logged in on a fresh connection. */
+        async function loggedIn(n: number): Promise<{ deviceId: number; uniqueId: string; connection: DeviceConnection }> {
+          const uniqueId = row.uniqueId(n);
+          const deviceId = await registerDevice(server, owner, uniqueId);
+          const connection = await DeviceConnection.open(port());
+          const login = row.login(uniqueId);
+          if (login) {
+            connection.write(login);
+            await row.readLoginAccepted(connection);
+          }
+          return { deviceId, uniqueId, connection };
+        }
+
+        it('accepts a known device, acknowledges its position once stored, readable through the API at once', async () => {
+          const { deviceId, uniqueId, connection } = await loggedIn(1);
+          connection.write(row.position(uniqueId, fixAt(1), 2));
+          await row.readPositionAck(connection, 2);
+          const stored = await positionsOf(server, owner, deviceId);
+          assert.deepEqual(stored.map((position) => [position.protocol, position.fixTime, position.latitude]), [[row.protocol, fixAt(1).time.toISOString(), 52.5]]);
+          await connection.close();
+        });
+
+        it('reassembles frames delivered a few bytes at a time', async () => {
+          const uniqueId = row.uniqueId(2);
+          const deviceId = await registerDevice(server, owner, uniqueId);
+          const connection = await DeviceConnection.open(port());
+          const login = row.login(uniqueId) ?? Buffer.alloc(0);
+          await connection.trickle(Buffer.concat([login, row.position(uniqueId, fixAt(10), 2)]), 3);
+          await row.readLoginAccepted(connection);
+          await row.readPositionAck(connection, 2);
+          assert.equal((await positionsOf(server, owner, deviceId)).length, 1);
+          await connection.close();
+        });
+
+        it('refuses an unknown device and closes', async () => {
+          const connection = await DeviceConnection.open(port());
+          connection.write(identification(row, row.uniqueId(9999), fixAt(1)));
+          await connection.assertClosed();
+          assert.deepEqual(connection.unread, row.refusal);
+        });
+
+        it('refuses a disabled device, storing nothing', async () => {
+          const uniqueId = row.uniqueId(3);
+          const deviceId = await registerDevice(server, owner, uniqueId);
+          const disabled = await server.app.inject({ method: 'PUT', url: `/api/devices/${deviceId}`, headers: owner.authorization, payload: { disabled: true } });
+          assert.equal(disabled.statusCode, 200, disabled.body);
+          const connection = await DeviceConnection.open(port());
+          connection.write(identification(row, uniqueId, fixAt(1)));
+          await connection.assertClosed();
+          assert.deepEqual(connection.unread, row.refusal);
+          assert.deepEqual(await everything(deviceId), []);
+        });
+
+        it('closes on garbage, before and after the login', async () => {
+          const before = await DeviceConnection.open(port());
+          before.write(Buffer.from('GET / HTTP/1.1\r\n\r\n'));
+          await before.assertClosed();
+
+          const { deviceId, connection } = await loggedIn(4);
+          connection.write(Buffer.from('this is not a tracker message'));
+          await connection.assertClosed();
+          assert.deepEqual(await everything(deviceId), []);
+        });
+
+        it('after the login answer and after each ACK, the device shows the message at once', async () => {
+          const { deviceId, uniqueId, connection } = await loggedIn(5);
+          if (row.login(uniqueId)) {
+            const online = await deviceOf(server, owner, deviceId);
+            assert.equal(online.status, 'online');
+            assert.notEqual(online.lastUpdate, null);
+          }
+          for (let seconds = 0; seconds < 20; seconds++) {
+            connection.write(row.position(uniqueId, fixAt(seconds), seconds + 2));
+            await row.readPositionAck(connection, seconds + 2);
+            const [device, latest] = await Promise.all([deviceOf(server, owner, deviceId), latestOf(server, owner, deviceId)]);
+            assert.equal(latest?.fixTime, fixAt(seconds).time.toISOString());
+            assert.deepEqual([device.status, device.positionId], ['online', latest?.id], `record ${seconds}`);
+          }
+          await connection.close();
+        });
+
+        it('keeps an out-of-order position but does not make it the latest', async () => {
+          const { deviceId, uniqueId, connection } = await loggedIn(6);
+          connection.write(row.position(uniqueId, fixAt(100), 2));
+          await row.readPositionAck(connection, 2);
+          connection.write(row.position(uniqueId, fixAt(50), 3));
+          await row.readPositionAck(connection, 3);
+          assert.equal((await positionsOf(server, owner, deviceId)).length, 2);
+          assert.equal((await latestOf(server, owner, deviceId))?.fixTime, fixAt(100).time.toISOString());
+          await connection.close();
+        });
+      });
+    }
+  });
 
   describe('Teltonika', () => {
     it('accepts a known IMEI, acknowledges each packet with its record count once stored', async () => {
@@ -52,16 +150,6 @@ describeEachEngine('device TCP listeners, end to end', (engine) => {
       await connection.close();
     });
 
-    it('reassembles frames delivered a few bytes at a time', async () => {
-      const deviceId = await registerDevice(server, owner, '356307042441002');
-      const connection = await DeviceConnection.open(ports.teltonika);
-      await connection.trickle(Buffer.concat([teltonikaHandshake('356307042441002'), teltonikaAvlPacket([fixAt(10)])]), 3);
-      assert.deepEqual(await connection.read(1), ACCEPTED);
-      assert.deepEqual(await connection.read(4), ACK_ONE);
-      assert.equal((await positionsOf(server, owner, deviceId)).length, 1);
-      await connection.close();
-    });
-
     it('handles the handshake and several packets in one write, acknowledging each in order', async () => {
       const deviceId = await registerDevice(server, owner, '356307042441003');
       const connection = await DeviceConnection.open(ports.teltonika);
@@ -78,24 +166,6 @@ describeEachEngine('device TCP listeners, end to end', (engine) => {
       await connection.close();
     });
 
-    it('refuses an unknown IMEI with 0x00 and closes', async () => {
-      const connection = await DeviceConnection.open(ports.teltonika);
-      connection.write(teltonikaHandshake('356307042449999'));
-      assert.deepEqual(await connection.read(1), REFUSED);
-      await connection.assertClosed();
-    });
-
-    it('refuses a disabled device', async () => {
-      const deviceId = await registerDevice(server, owner, '356307042441004');
-      const disabled = await server.app.inject({ method: 'PUT', url: `/api/devices/${deviceId}`, headers: owner.authorization, payload: { disabled: true } });
-      assert.equal(disabled.statusCode, 200, disabled.body);
-      const connection = await DeviceConnection.open(ports.teltonika);
-      connection.write(teltonikaHandshake('356307042441004'));
-      assert.deepEqual(await connection.read(1), REFUSED);
-      await connection.assertClosed();
-      assert.deepEqual(await positionsOf(server, owner, deviceId), []);
-    });
-
     it('closes on a bad CRC, storing nothing of that packet but acknowledging what came before', async () => {
       const deviceId = await registerDevice(server, owner, '356307042441005');
       const connection = await DeviceConnection.open(ports.teltonika);
@@ -105,20 +175,6 @@ describeEachEngine('device TCP listeners, end to end', (engine) => {
       assert.deepEqual(await connection.read(5), Buffer.concat([ACCEPTED, ACK_ONE]));
       await connection.assertClosed();
       assert.deepEqual((await positionsOf(server, owner, deviceId)).map((position) => position.fixTime), [fixAt(30).time.toISOString()]);
-    });
-
-    it('closes on garbage, before and after the handshake', async () => {
-      const before = await DeviceConnection.open(ports.teltonika);
-      before.write(Buffer.from('GET / HTTP/1.1\r\n\r\n'));
-      await before.assertClosed();
-
-      const deviceId = await registerDevice(server, owner, '356307042441006');
-      const afterLogin = await DeviceConnection.open(ports.teltonika);
-      afterLogin.write(teltonikaHandshake('356307042441006'));
-      assert.deepEqual(await afterLogin.read(1), ACCEPTED);
-      afterLogin.write(Buffer.from('this is not an AVL packet'));
-      await afterLogin.assertClosed();
-      assert.deepEqual(await positionsOf(server, owner, deviceId), []);
     });
 
     it('closes a connection that announces a packet larger than the buffer limit', async () => {
@@ -148,38 +204,6 @@ describeEachEngine('device TCP listeners, end to end', (engine) => {
       assert.deepEqual(await next.read(5), Buffer.concat([ACCEPTED, ACK_ONE]));
       assert.deepEqual((await everything(deviceId)).map((position) => position.fixTime), [fixAt(1).time.toISOString()]);
       await next.close();
-    });
-
-    it('after the handshake reply and after each ACK, the device shows the message at once', async () => {
-      const deviceId = await registerDevice(server, owner, '356307042441010');
-      const connection = await DeviceConnection.open(ports.teltonika);
-      connection.write(teltonikaHandshake('356307042441010'));
-      assert.deepEqual(await connection.read(1), ACCEPTED);
-      const online = await deviceOf(server, owner, deviceId);
-      assert.equal(online.status, 'online');
-      assert.notEqual(online.lastUpdate, null);
-      for (let seconds = 0; seconds < 20; seconds++) {
-        connection.write(teltonikaAvlPacket([fixAt(seconds)]));
-        assert.deepEqual(await connection.read(4), ACK_ONE);
-        const [device, latest] = await Promise.all([deviceOf(server, owner, deviceId), latestOf(server, owner, deviceId)]);
-        assert.equal(latest?.fixTime, fixAt(seconds).time.toISOString());
-        assert.deepEqual([device.status, device.positionId], ['online', latest?.id], `record ${seconds}`);
-      }
-      await connection.close();
-    });
-
-    it('keeps an out-of-order record but does not make it the latest position', async () => {
-      const deviceId = await registerDevice(server, owner, '356307042441008');
-      const connection = await DeviceConnection.open(ports.teltonika);
-      connection.write(teltonikaHandshake('356307042441008'));
-      await connection.read(1);
-      connection.write(teltonikaAvlPacket([fixAt(100)]));
-      await connection.read(4);
-      connection.write(teltonikaAvlPacket([fixAt(50)]));
-      await connection.read(4);
-      assert.equal((await positionsOf(server, owner, deviceId)).length, 2);
-      assert.equal((await latestOf(server, owner, deviceId))?.fixTime, fixAt(100).time.toISOString());
-      await connection.close();
     });
   });
 
@@ -242,13 +266,6 @@ describeEachEngine('device TCP listeners, end to end', (engine) => {
       await again.close();
     });
 
-    it('sends no login ack to an unknown device and closes', async () => {
-      const connection = await DeviceConnection.open(ports.gt06);
-      connection.write(gt06Login('359710049099999', 1));
-      await connection.assertClosed();
-      assert.equal(connection.unread.length, 0);
-    });
-
     it('closes when a location comes before any login', async () => {
       const connection = await DeviceConnection.open(ports.gt06);
       connection.write(gt06Location(fixAt(1), 1));
@@ -292,13 +309,6 @@ describeEachEngine('device TCP listeners, end to end', (engine) => {
       await connection.assertClosed();
       assert.equal(connection.unread.length, 0);
       assert.deepEqual(await everything(deviceId), []);
-    });
-
-    it('closes on an unknown id', async () => {
-      const connection = await DeviceConnection.open(ports.h02);
-      connection.write(h02Location('4210059999', fixAt(1)));
-      await connection.assertClosed();
-      assert.equal(connection.unread.length, 0);
     });
   });
 });

@@ -6,8 +6,8 @@ import { after, before, it } from 'node:test';
 import { describeEachEngine } from '../../../support/engines.ts';
 import { startTestServer } from '../../../support/server.ts';
 import type { TestServer } from '../../../support/server.ts';
-import { signIn } from '../support/tracking.ts';
-import type { TestUser } from '../support/tracking.ts';
+import { signIn } from '../../../support/api.ts';
+import type { SignedIn } from '../../../support/api.ts';
 import { LiveClient, bearer, tunedInstance } from './support.ts';
 
 interface LogLine {
@@ -51,7 +51,7 @@ function sendRawFrame(url: string, token: string, frame: Buffer): Promise<void> 
 describeEachEngine('live updates: bad frames from a client', (engine) => {
   let server: TestServer;
   let instance: { url: string; close(): Promise<void> };
-  let user: TestUser;
+  let user: SignedIn;
   const lines: LogLine[] = [];
 
   before(async () => {

@@ -10,8 +10,9 @@ import { eventually } from '../../../support/eventually.ts';
 import { startTestServer } from '../../../support/server.ts';
 import type { TestServer } from '../../../support/server.ts';
 import { fixAt } from '../ingest/support.ts';
-import { T0, createDevice, get, position, share, signIn } from '../support/tracking.ts';
-import type { TestUser } from '../support/tracking.ts';
+import { signIn } from '../../../support/api.ts';
+import { T0, createDevice, get, position, share } from '../support/tracking.ts';
+import type { SignedIn } from '../../../support/api.ts';
 import { LiveClient, bareUpgrade, bearer, refusal, socketUrl, tunedInstance } from './support.ts';
 import type { LiveMessage } from './support.ts';
 
@@ -20,15 +21,15 @@ const idsOf = (items: { id: number }[] | undefined) => (items ?? []).map((item) 
 describeEachEngine('live updates over /api/socket', (engine) => {
   let server: TestServer;
   let url: string;
-  let owner: TestUser;
-  let eventsOnly: TestUser;
-  let stranger: TestUser;
+  let owner: SignedIn;
+  let eventsOnly: SignedIn;
+  let stranger: SignedIn;
   let first: number;
   let second: number;
   let strangers: number;
   let open: LiveClient[] = [];
   /** Who reads a stored position back, by device (the owner's devices need no entry). */
-  const readers = new Map<number, TestUser>();
+  const readers = new Map<number, SignedIn>();
 
   /** Stores positions and answers them as ingestion puts them on the bus: each device's id and the API's Position JSON. */
   async function stored(batch: NewPosition[]): Promise<LivePosition[]> {
@@ -57,7 +58,7 @@ describeEachEngine('live updates over /api/socket', (engine) => {
     return live;
   }
 
-  async function connect(user: TestUser, target = url): Promise<LiveClient> {
+  async function connect(user: SignedIn, target = url): Promise<LiveClient> {
     const client = await LiveClient.open(target, bearer(user));
     open.push(client);
     return client;

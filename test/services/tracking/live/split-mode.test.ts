@@ -4,6 +4,7 @@ import { loadConfig } from '../../../../src/config.ts';
 import { IDENTITY_HEADERS } from '../../../../src/platform/http/identity.ts';
 import { createServer } from '../../../../src/server.ts';
 import type { Server } from '../../../../src/server.ts';
+import { signIn } from '../../../support/api.ts';
 import { createSharedDatabase, testEngines } from '../../../support/engines.ts';
 import type { SharedTestDatabase } from '../../../support/engines.ts';
 import { freePort } from '../../../support/ports.ts';
@@ -29,14 +30,6 @@ for (const engine of testEngines()) {
     let open: LiveClient[] = [];
     let shared: Record<string, string>;
 
-    async function signIn(email: string): Promise<{ userId: number; sessionId: string; token: string }> {
-      const auth = services.auth;
-      assert.ok(auth);
-      const account = await auth.api.accounts.create({ email, emailVerified: true });
-      const sessionId = await auth.api.sessions.start({ userId: account.id });
-      return { userId: account.id, sessionId, token: await auth.api.accessTokens.issue({ userId: account.id, email, sessionId }) };
-    }
-
     async function connect(url: string, headers: Record<string, string> = {}): Promise<LiveClient> {
       const client = await LiveClient.open(url, { headers });
       open.push(client);
@@ -54,7 +47,7 @@ for (const engine of testEngines()) {
       );
       gatewaySocket = await socketUrl(gateway.app);
       gatewayUrl = gatewaySocket.replace('ws:', 'http:').replace('/api/socket', '');
-      user = await signIn('live-split@example.com');
+      user = await signIn(services, 'live-split@example.com');
     });
     afterEach(async () => {
       for (const client of open) client.close();
@@ -129,7 +122,7 @@ for (const engine of testEngines()) {
     });
 
     it('passes the service’s close code through the tunnel: a logout closes the socket with 4401', async () => {
-      const other = await signIn('live-split-logout@example.com');
+      const other = await signIn(services, 'live-split-logout@example.com');
       const client = await connect(gatewaySocket, { authorization: `Bearer ${other.token}` });
       assert.ok(((await client.next()) as LiveMessage).positions);
       const logout = await gateway.app.inject({ method: 'DELETE', url: '/api/auth/logout', headers: { authorization: `Bearer ${other.token}` } });

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import type { ConnectionState, DecodedMessage, TcpProtocol } from '../../../../src/services/tracking/protocols/types.ts';
 import { ProtocolError } from '../../../../src/services/tracking/protocols/types.ts';
 
@@ -60,6 +61,16 @@ export function splitChunks(protocol: TcpProtocol, chunks: Buffer[], state: Conn
   }
   assert.equal(pending.length, 0, 'no bytes left over');
   return frames;
+}
+
+/** Splitting gives back exactly the frames of `stream`, however its bytes are cut into chunks. */
+export function assertSameFramesHoweverChunked(protocol: TcpProtocol, stream: Buffer[]): void {
+  const joined = Buffer.concat(stream);
+  fc.assert(fc.property(fc.array(fc.integer({ min: 1, max: joined.length - 1 }), { maxLength: 8 }), (cuts) => {
+    const points = [...new Set(cuts)].sort((a, b) => a - b);
+    const chunks = [0, ...points].map((start, index) => joined.subarray(start, points[index] ?? joined.length));
+    assert.deepEqual(splitChunks(protocol, chunks), stream);
+  }), { numRuns: 200 });
 }
 
 export function roundTo(value: number, digits: number): number {

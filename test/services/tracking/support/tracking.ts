@@ -28,14 +28,6 @@ export async function trackingInstance(server: TestServer): Promise<{ tracking: 
   return { tracking, devices: devices.api };
 }
 
-export interface TestUser extends TestLogin {
-  email: string;
-}
-
-export async function signIn(server: TestServer, email: string, administrator = false): Promise<TestUser> {
-  return { ...(await server.login({ email, administrator })), email };
-}
-
 export async function createDevice(server: TestServer, owner: TestLogin, uniqueId: string): Promise<number> {
   const response = await server.app.inject({ method: 'POST', url: '/api/devices/', headers: owner.authorization, payload: { name: `Tracker ${uniqueId}`, uniqueId } });
   assert.equal(response.statusCode, 201, response.body);
@@ -54,13 +46,6 @@ export async function share(server: TestServer, owner: TestLogin, deviceId: numb
 
 export function get(server: TestServer, url: string, user: TestLogin, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
   return server.app.inject({ method: 'GET', url, headers: { ...user.authorization, ...headers } });
-}
-
-export function assertError(response: LightMyRequestResponse, status: number, code: string, message?: RegExp): void {
-  assert.equal(response.statusCode, status, response.body);
-  const body = response.json();
-  assert.equal(body.code, code, response.body);
-  if (message) assert.match(body.message, message);
 }
 
 export const T0 = Date.parse('2025-03-01T00:00:00.000Z');
