@@ -257,7 +257,8 @@ class Simulation {
 
   async #pause(ms: number): Promise<void> {
     const until = Date.now() + ms;
-    while (!this.#stopping && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, Math.min(250, until - Date.now())));
+    // `ms` may be fractional (a paced rate): what is left is read once per turn, so it is never negative.
+    for (let left = ms; !this.#stopping && left > 0; left = until - Date.now()) await new Promise((resolve) => setTimeout(resolve, Math.min(250, left)));
   }
 
   /** Waits for the tracker's next turn; false once the simulation stops. */
