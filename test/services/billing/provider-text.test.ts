@@ -20,7 +20,7 @@ import {
 } from './support/providers.ts';
 import type { BillingTestProviders } from './support/providers.ts';
 import { startBillingTestServer, stopBillingTestServer } from './support/server.ts';
-import { countRows, webhookEvent } from './support/state.ts';
+import { assertRefusedStoringNothing, webhookEvent } from './support/state.ts';
 
 describeEachEngine('billing: provider text', (engine) => {
   let providers: BillingTestProviders;
@@ -32,15 +32,7 @@ describeEachEngine('billing: provider text', (engine) => {
   const freshUser = () => server.login({ email: `text-${randomUUID()}@example.com` });
   const newStripeId = () => `sub_${randomUUID().replaceAll('-', '')}`;
 
-  async function refused(deliver: () => Promise<LightMyRequestResponse>): Promise<void> {
-    const tables = ['billing_webhook_events', 'subscriptions', 'billing_google_purchase_links'] as const;
-    const counts = () => Promise.all(tables.map((table) => countRows(server.database, table)));
-    const before = await counts();
-    const response = await deliver();
-    assert.equal(response.statusCode, 400, response.body);
-    assert.equal(response.json().code, 'INVALID_PAYLOAD');
-    assert.deepEqual(await counts(), before, 'nothing is stored');
-  }
+  const refused = (deliver: () => Promise<LightMyRequestResponse>) => assertRefusedStoringNothing(server.database, deliver);
 
   it('refuses Stripe events with a NUL in the event id, subscription id, price id or plan name', async () => {
     const user = await freshUser();
