@@ -115,6 +115,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
         modules.push(module);
         if (descriptor.provides && descriptor.provide) Object.assign(provisions, { [descriptor.provides]: descriptor.provide(module) });
       }
+      outbox.assertHandled(local.map((descriptor) => descriptor.name));
     }
     const auth = createdModule(modules, authModule);
 

@@ -133,6 +133,13 @@ describeEachEngine('outbox', (engine) => {
     assert.deepEqual([...new Set(counts.values())], [1]);
   });
 
+  it('refuses to start a process whose module declares a fact it does not handle', () => {
+    const consumer = outbox();
+    consumer.consume('devices', 'auth.user.deleted', () => {});
+    assert.throws(() => consumer.assertHandled(['devices', 'tracking']), /tracking consumes auth.user.deleted but registered no handler for it/);
+    consumer.assertHandled(['devices', 'billing']);
+  });
+
   it('refuses a handler of a module not declared as the topic’s consumer', () => {
     assert.throws(() => outbox().consume('billing', 'auth.user.deleted', () => {}), /billing is not declared as a consumer of auth.user.deleted/);
   });

@@ -78,6 +78,18 @@ export class Outbox implements FactRecorder {
     this.bus.on(topic, () => this.wake());
   }
 
+  /**
+   * Refuses to go on when one of `modules` (those this process runs) declares a fact it registered
+   * no handler for: its rows would wait forever. Call it once the modules are created.
+   */
+  assertHandled(modules: readonly string[]): void {
+    for (const [topic, consumers] of Object.entries(this.consumers)) {
+      for (const module of consumers ?? []) {
+        if (modules.includes(module) && !this.handlers.has(key(module, topic))) throw new Error(`${module} consumes ${topic} but registered no handler for it`);
+      }
+    }
+  }
+
   start(): void {
     if (this.handlers.size === 0 || !this.stopped) return;
     this.stopped = false;
