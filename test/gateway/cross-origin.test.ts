@@ -5,7 +5,7 @@ import { loadConfig } from '../../src/config.ts';
 import { createServer } from '../../src/server.ts';
 import type { Server } from '../../src/server.ts';
 import { describeEachEngine } from '../support/engines.ts';
-import { NO_DEVICE_LISTENERS, NO_METRICS, TEST_INTERNAL_TOKEN, startTestServer } from '../support/server.ts';
+import { gatewayOnlyEnv, startTestServer } from '../support/server.ts';
 import type { TestServer } from '../support/server.ts';
 
 const PUBLIC_URL = 'https://api.example.com';
@@ -111,20 +111,7 @@ describeEachEngine('a gateway-only process for a web app on its own origin', (en
     await services.app.listen({ port: 0, host: '127.0.0.1' });
     const url = `http://127.0.0.1:${(services.app.server.address() as AddressInfo).port}`;
     gateway = await createServer(
-      loadConfig({
-        SERVICES: 'gateway',
-        DATA_DIR: services.dataDir,
-        LOG_LEVEL: 'silent',
-        INTERNAL_TOKEN: TEST_INTERNAL_TOKEN,
-        PUBLIC_URL,
-        WEB_URL: WEB_ORIGIN,
-        AUTH_URL: url,
-        DEVICES_URL: url,
-        TRACKING_URL: url,
-        BILLING_URL: url,
-        ...NO_DEVICE_LISTENERS,
-        ...NO_METRICS,
-      }),
+      loadConfig(gatewayOnlyEnv(url, services.dataDir, { PUBLIC_URL, WEB_URL: WEB_ORIGIN })),
     );
   });
   after(async () => {

@@ -11,7 +11,7 @@ import { createServer } from '../../src/server.ts';
 import type { Server } from '../../src/server.ts';
 import { AccessTokenIssuer } from '../../src/services/auth/tokens/access-tokens.ts';
 import { describeEachEngine } from '../support/engines.ts';
-import { NO_DEVICE_LISTENERS, NO_METRICS, TEST_INTERNAL_TOKEN, startTestServer } from '../support/server.ts';
+import { TEST_INTERNAL_TOKEN, gatewayOnlyEnv, startTestServer } from '../support/server.ts';
 import type { TestServer } from '../support/server.ts';
 
 interface DocumentedRoute {
@@ -90,19 +90,7 @@ describeEachEngine('route access: one declaration for the gateway, the services 
     documented = await documentedRoutes(server);
     stub = await startStubServices();
     gateway = await createServer(
-      loadConfig({
-        SERVICES: 'gateway',
-        DATA_DIR: server.dataDir,
-        LOG_LEVEL: 'silent',
-        INTERNAL_TOKEN: TEST_INTERNAL_TOKEN,
-        PUBLIC_URL: 'http://localhost:8080',
-        AUTH_URL: stub.url,
-        DEVICES_URL: stub.url,
-        TRACKING_URL: stub.url,
-        BILLING_URL: stub.url,
-        ...NO_DEVICE_LISTENERS,
-        ...NO_METRICS,
-      }),
+      loadConfig(gatewayOnlyEnv(stub.url, server.dataDir, { PUBLIC_URL: 'http://localhost:8080' })),
     );
   });
   after(async () => {

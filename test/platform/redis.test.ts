@@ -6,7 +6,7 @@ import { connectRedis } from '../../src/platform/redis.ts';
 import { createServer } from '../../src/server.ts';
 import { testEngines } from '../support/engines.ts';
 import { eventually } from '../support/eventually.ts';
-import { NO_DEVICE_LISTENERS, NO_METRICS, TEST_EVENT_CHANNEL, TEST_INTERNAL_TOKEN, startTestServer } from '../support/server.ts';
+import { TEST_EVENT_CHANNEL, gatewayOnlyEnv, startTestServer } from '../support/server.ts';
 
 const redisUrl = process.env.TEST_REDIS_URL;
 const [sqlite] = testEngines();
@@ -68,20 +68,7 @@ describe('the Redis connections of a process', { skip: redisUrl ? false : 'TEST_
       const url = `http://127.0.0.1:${(services.app.server.address() as { port: number }).port}`;
       await connectionsBecome(channel, 'commands,events');
       const gateway = await createServer(
-        loadConfig({
-          SERVICES: 'gateway',
-          DATA_DIR: services.dataDir,
-          LOG_LEVEL: 'silent',
-          INTERNAL_TOKEN: TEST_INTERNAL_TOKEN,
-          REDIS_URL: redisUrl as string,
-          EVENT_CHANNEL: channel,
-          AUTH_URL: url,
-          DEVICES_URL: url,
-          TRACKING_URL: url,
-          BILLING_URL: url,
-          ...NO_DEVICE_LISTENERS,
-          ...NO_METRICS,
-        }),
+        loadConfig(gatewayOnlyEnv(url, services.dataDir, { REDIS_URL: redisUrl as string, EVENT_CHANNEL: channel })),
       );
       try {
         // Both processes are this test's, so their names coincide: the gateway's count on top of the services'.

@@ -40,6 +40,26 @@ export function scaledOutEnv(shared: SharedTestDatabase, redisUrl: string): Reco
   };
 }
 
+/**
+ * A gateway-only process in front of `upstream`, which serves every module: its data folder is the
+ * services' (same keys), with no listeners beyond the gateway's.
+ */
+export function gatewayOnlyEnv(upstream: string, dataDir: string, env: Record<string, string> = {}): Record<string, string> {
+  return {
+    SERVICES: 'gateway',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'silent',
+    INTERNAL_TOKEN: TEST_INTERNAL_TOKEN,
+    AUTH_URL: upstream,
+    DEVICES_URL: upstream,
+    TRACKING_URL: upstream,
+    BILLING_URL: upstream,
+    ...NO_DEVICE_LISTENERS,
+    ...NO_METRICS,
+    ...env,
+  };
+}
+
 export interface TestServer extends Server {
   dataDir: string;
   /** Creates a verified user and a session, and returns its bearer token: `signIn` (./api.ts). */
