@@ -73,9 +73,10 @@ export class Outbox implements FactRecorder {
   /** Registers `module`'s handler of `topic`; the module must be declared among the topic's consumers. */
   consume<T extends Topic>(module: string, topic: T, handler: FactHandler<T>): void {
     if (!this.consumers[topic]?.includes(module)) throw new Error(`${module} is not declared as a consumer of ${topic}`);
+    const followed = [...this.handlers.keys()].some((name) => name.endsWith(`\0${topic}`));
     this.handlers.set(key(module, topic), handler as FactHandler<Topic>);
     // Every fact is also published as a hint after its commit: it wakes the consumers of every instance at once.
-    this.bus.on(topic, () => this.wake());
+    if (!followed) this.bus.on(topic, () => this.wake());
   }
 
   /**
