@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'data/', 'coverage/'] },
+  { ignores: ['node_modules/', 'data/', 'coverage/', 'web/dist/', 'web/test-output/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -12,6 +12,26 @@ export default tseslint.config(
       '@typescript-eslint/consistent-type-imports': 'error',
       'no-console': 'off',
       eqeqeq: ['error', 'always'],
+    },
+  },
+  {
+    // The web app runs in browsers: their globals, and the SDK as its only way to the server.
+    files: ['web/src/**/*.{ts,tsx}'],
+    languageOptions: { globals: { window: 'readonly', document: 'readonly', navigator: 'readonly', requestAnimationFrame: 'readonly', cancelAnimationFrame: 'readonly' } },
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ regex: '(^|/)src/(services|platform|gateway|cli)/', message: 'The web app speaks the public API through src/client only.' }] }],
+    },
+  },
+  {
+    // The web app's service worker: plain JavaScript served as it is, in the worker's scope.
+    files: ['web/public/sw.js'],
+    languageOptions: { globals: { self: 'readonly' } },
+  },
+  {
+    // The SDK runs in browsers and apps: no server code.
+    files: ['src/client/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ regex: '^\\.\\./', message: 'The client SDK imports nothing outside src/client.' }] }],
     },
   },
   {

@@ -18,6 +18,7 @@ import type { NewPosition } from '../src/services/tracking/api.ts';
 import { unavailableDevices, unavailableUsers } from '../src/services/tracking/access.ts';
 import { trackingMigrations } from '../src/services/tracking/module.ts';
 import { PositionService } from '../src/services/tracking/positions/service.ts';
+import { HistoryCut } from '../src/services/tracking/history-cut.ts';
 import { TrackingStore } from '../src/services/tracking/store.ts';
 import type { TrackingTables } from '../src/services/tracking/tables.ts';
 import { startProcess } from '../test/support/processes.ts';
@@ -28,7 +29,7 @@ import { BENCH_ADMIN, benchServerEnv, loginBenchAdmin } from './server.ts';
 /**
  * End-to-end ingestion: DEVICES Teltonika trackers on their own TCP connections, each sending its
  * next record as soon as the previous one is acknowledged, against a server process; then the same
- * over OsmAnd (HTTP). Beside it, in the same run, the ceiling: the batched insert the pipeline uses
+ * over JT808 (same connections, its 0x0200 report and 0x8001 answer) and over OsmAnd (HTTP). Beside it, in the same run, the ceiling: the batched insert the pipeline uses
  * (PositionService.storeRows, 1 000 rows per transaction) into the same table, from this process,
  * with no protocol, socket or engine in the way. Zero loss: every acknowledged record is stored,
  * and nothing else. The live delay: from a position's arrival at the server (its serverTime) to its
@@ -45,7 +46,7 @@ const CEILING_SECONDS = 5;
 const CEILING_BATCH = 1000;
 const PACED_RATE = Number(process.env.BENCH_PACED_RATE ?? 2000);
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const server = net.createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as net.AddressInfo;
@@ -54,13 +55,13 @@ async function freePort(): Promise<number> {
 }
 
 /** A fresh database of the engine for one use, and how to remove it. */
-interface BenchDatabase {
+export interface BenchDatabase {
   url: string;
   config: DatabaseConfig;
   drop(): Promise<void>;
 }
 
-async function freshDatabase(engine: 'sqlite' | 'postgres', dir: string, adminUrl: string | undefined): Promise<BenchDatabase> {
+export async function freshDatabase(engine: 'sqlite' | 'postgres', dir: string, adminUrl: string | undefined): Promise<BenchDatabase> {
   if (engine === 'sqlite') {
     const file = path.join(dir, `bench-${randomBytes(4).toString('hex')}.db`);
     return { url: `sqlite:${file}`, config: { engine: 'sqlite', file }, drop: async () => undefined };
@@ -107,17 +108,27 @@ async function insertCeiling(database: BenchDatabase): Promise<number> {
   try {
     await migrateModules(opened, [trackingMigrations]);
     const log = pino({ level: 'silent' }) as unknown as FastifyBaseLogger;
-    const positions = new PositionService(new TrackingStore(opened.db as Kysely<TrackingTables>, opened.engine), unavailableDevices, unavailableUsers, log);
-    let rows = 0;
-    const started = performance.now();
-    while (performance.now() - started < CEILING_SECONDS * 1000) {
-      await positions.storeRows(Array.from({ length: CEILING_BATCH }, (_, index) => benchPosition(1 + ((rows + index) % DEVICES), rows + index)));
-      rows += CEILING_BATCH;
-    }
-    return rows / ((performance.now() - started) / 1000);
+    const positions = new PositionService(new TrackingStore(opened.db as Kysely<TrackingTables>, opened.engine), unavailableDevices, unavailableUsers, new HistoryCut(undefined, unavailableDevices), log);
+    return await storeRowsRate(positions, CEILING_SECONDS, DEVICES);
   } finally {
     await opened.close();
   }
+}
+
+/** Positions per second PositionService.storeRows writes in 1 000-row batches over `devices` devices for `seconds`. */
+export async function storeRowsRate(positions: PositionService, seconds: number, devices: number): Promise<number> {
+  let rows = 0;
+  const started = performance.now();
+  while (performance.now() - started < seconds * 1000) {
+    await positions.storeRows(Array.from({ length: CEILING_BATCH }, (_, index) => benchPosition(1 + ((rows + index) % devices), rows + index)));
+    rows += CEILING_BATCH;
+  }
+  return rows / ((performance.now() - started) / 1000);
+}
+
+/** Simulated devices on 127.0.0.1:`port` for `seconds`, each sending `ratePerDevice` positions a second (0: as fast as acknowledged). */
+export function simulateLoad(protocol: SimulatedProtocol, port: number, uniqueIds: string[], ratePerDevice: number, seconds: number): Promise<SimulationStats> {
+  return runSimulation({ protocol, host: '127.0.0.1', port, uniqueIds, rate: ratePerDevice, route: generatedRoute(), speedKmh: 50, stopSeconds: 60, durationMs: seconds * 1000 });
 }
 
 async function storedPositions(database: Database): Promise<number> {
@@ -155,7 +166,7 @@ export async function measureLiveDelay(socketUrl: string, token: string): Promis
   };
 }
 
-function percentile(values: number[], share: number): number {
+export function percentile(values: number[], share: number): number {
   if (values.length === 0) return Number.NaN;
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor(share * sorted.length))] as number;
@@ -177,9 +188,14 @@ async function benchEngine(engine: 'sqlite' | 'postgres', adminUrl: string | und
 
     const serverDatabase = await freshDatabase(engine, dir, adminUrl);
     databases.push(serverDatabase);
-    const ports = { teltonika: await freePort(), osmand: await freePort() };
+    const ports = { teltonika: await freePort(), osmand: await freePort(), jt808: await freePort() };
     server = await startProcess(
-      benchServerEnv(dir, { DATABASE_URL: serverDatabase.url, TELTONIKA_PORT: String(ports.teltonika), OSMAND_PORT: String(ports.osmand) }),
+      benchServerEnv(dir, {
+        DATABASE_URL: serverDatabase.url,
+        TELTONIKA_PORT: String(ports.teltonika),
+        OSMAND_PORT: String(ports.osmand),
+        JT808_PORT: String(ports.jt808),
+      }),
     );
     const uniqueIds = simulatedIds('861000000000000', DEVICES);
     await registerDevices({ url: server.url, ...BENCH_ADMIN, protocol: 'teltonika', uniqueIds, speedKmh: 50, stopSeconds: 60 });
@@ -191,17 +207,7 @@ async function benchEngine(engine: 'sqlite' | 'postgres', adminUrl: string | und
         const live = withLiveDelay ? await measureLiveDelay(`${server!.url.replace(/^http/, 'ws')}/api/socket`, accessToken) : undefined;
         const before = await storedPositions(observer);
         const started = performance.now();
-        const stats: SimulationStats = await runSimulation({
-          protocol,
-          host: '127.0.0.1',
-          port: ports[protocol as 'teltonika' | 'osmand'],
-          uniqueIds,
-          rate: ratePerDevice,
-          route: generatedRoute(),
-          speedKmh: 50,
-          stopSeconds: 60,
-          durationMs: SECONDS * 1000,
-        });
+        const stats = await simulateLoad(protocol, ports[protocol as keyof typeof ports], uniqueIds, ratePerDevice, SECONDS);
         const seconds = (performance.now() - started) / 1000;
         // Everything acknowledged was stored before its acknowledgement; give the count a moment to be sure nothing more arrives.
         await new Promise((resolve) => setTimeout(resolve, 500));
@@ -212,6 +218,7 @@ async function benchEngine(engine: 'sqlite' | 'postgres', adminUrl: string | und
 
       const teltonika = await run('teltonika', true);
       const paced = await run('teltonika', true, PACED_RATE / DEVICES);
+      const jt808 = await run('jt808', false);
       const osmand = await run('osmand', false);
       const perSecond = (result: { stats: SimulationStats; seconds: number }) => result.stats.acknowledged / result.seconds;
       return [
@@ -222,6 +229,9 @@ async function benchEngine(engine: 'sqlite' | 'postgres', adminUrl: string | und
         { name: `${label}: live delay arrival -> WebSocket at saturation, p50 / p99`, value: delayFigure(teltonika.delays) },
         { name: `${label}: Teltonika paced at ${PACED_RATE}/s (achieved)`, value: `${perSecond(paced).toFixed(0)} positions/s` },
         { name: `${label}: live delay at ${PACED_RATE}/s, p50 / p99 (target p99 < 50 ms)`, value: delayFigure(paced.delays) },
+        { name: `${label}: JT808, ${DEVICES} connections, stored and acknowledged`, value: `${perSecond(jt808).toFixed(0)} positions/s` },
+        { name: `${label}: JT808 / Teltonika (target >= 0.8)`, value: (perSecond(jt808) / perSecond(teltonika)).toFixed(2) },
+        { name: `${label}: JT808 loss (stored - acknowledged, target 0)`, value: `${jt808.stored - jt808.stats.acknowledged} (${jt808.stored} stored)` },
         { name: `${label}: OsmAnd HTTP, ${DEVICES} devices, stored and answered 200`, value: `${perSecond(osmand).toFixed(0)} positions/s` },
         { name: `${label}: OsmAnd loss (stored - acknowledged, target 0)`, value: `${osmand.stored - osmand.stats.acknowledged} (${osmand.stored} stored)` },
       ];

@@ -18,14 +18,18 @@ export async function measureThroughput(options: {
   headers?: Record<string, string>;
   method?: 'GET' | 'POST' | 'HEAD';
   body?: string;
+  /** A fresh body for every request (e.g. a new device's uniqueId), instead of `body`. */
+  bodyOf?: () => string;
   connections?: number;
   seconds?: number;
 }): Promise<Throughput> {
+  const { bodyOf } = options;
   const result = await autocannon({
     url: options.url,
     method: options.method ?? 'GET',
     headers: options.headers,
     body: options.body,
+    ...(bodyOf ? { requests: [{ setupRequest: (request: object) => ({ ...request, body: bodyOf() }) }] } : {}),
     connections: options.connections ?? 50,
     duration: options.seconds ?? Number(process.env.BENCH_SECONDS ?? 8),
   });

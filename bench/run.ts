@@ -4,11 +4,19 @@ import path from 'node:path';
 import { startProcess } from '../test/support/processes.ts';
 import type { RunningProcess } from '../test/support/processes.ts';
 import { benchAuth } from './auth.ts';
+import { benchDecode } from './decode.ts';
+import { benchCommands } from './commands.ts';
+import { benchDecodeNewProtocols } from './decode-new-protocols.ts';
 import { benchIngestion } from './ingestion.ts';
+import { benchPlans } from './plans.ts';
+import { benchRegression } from './regression.ts';
+import { benchNotifications } from './notifications.ts';
 import { comparePair, measureThroughput } from './measure.ts';
+import { benchScale } from './scale.ts';
 import type { Figure, Throughput } from './measure.ts';
 import { benchServerEnv, loginBenchAdmin } from './server.ts';
 import { benchTracking } from './tracking.ts';
+import { benchWeb } from './web.ts';
 
 /**
  * `npm run bench`: every figure is a ratio against a baseline measured in the same run, on the
@@ -59,6 +67,14 @@ try {
     ['Auth', () => benchAuthSection()],
     ['Tracking', () => benchTracking({ baseUrl: app.url, token, dataDir, databaseUrl: `sqlite:${path.join(dataDir, 'trackstack.db')}` })],
     ['Ingestion', () => benchIngestion()],
+    ['Regression', () => benchRegression()],
+    ['Plans', () => benchPlans(dataDir)],
+    ['Decode', async () => benchDecode()],
+    ['Commands', () => benchCommands()],
+    ['Scale', () => benchScale()],
+    ['Web', () => benchWeb()],
+    ['Decode-new', async () => benchDecodeNewProtocols()],
+    ['Notifications', () => benchNotifications()],
   ];
   // `npm run bench -- gateway ingestion` runs only the named sections.
   const wanted = process.argv.slice(2).map((name) => name.toLowerCase());

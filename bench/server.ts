@@ -18,16 +18,31 @@ export function benchServerEnv(dataDir: string, overrides: Record<string, string
     GT06_PORT: '0',
     TELTONIKA_PORT: '0',
     H02_PORT: '0',
+    JT808_PORT: '0',
+    GPS103_PORT: '0',
+    TK103_PORT: '0',
+    WIALON_PORT: '0',
+    WATCH_PORT: '0',
+    MEITRACK_PORT: '0',
+    SUNTECH_PORT: '0',
+    RUPTELA_PORT: '0',
+    GALILEO_PORT: '0',
+    GL200_PORT: '0',
     ...overrides,
   };
 }
 
 /** Signs the bench administrator in; the access token. */
-export async function loginBenchAdmin(baseUrl: string): Promise<string> {
+export function loginBenchAdmin(baseUrl: string): Promise<string> {
+  return loginBenchAccount(baseUrl, BENCH_ADMIN);
+}
+
+/** Signs an account in by password; the access token. */
+export async function loginBenchAccount(baseUrl: string, account: { email: string; password: string }): Promise<string> {
   const response = await request(`${baseUrl}/api/auth/login`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(BENCH_ADMIN),
+    body: JSON.stringify(account),
   });
   const body = (await response.body.json()) as { accessToken?: string };
   if (response.statusCode !== 200 || !body.accessToken) throw new Error(`bench login failed: ${response.statusCode} ${JSON.stringify(body)}`);

@@ -10,7 +10,7 @@ export class ConfigError extends Error {
   }
 }
 
-export const SERVICE_NAMES = ['auth', 'devices', 'tracking', 'billing'] as const;
+export const SERVICE_NAMES = ['auth', 'devices', 'tracking', 'billing', 'notifications'] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
 type Role = ServiceName | 'gateway';
 
@@ -33,6 +33,8 @@ export interface Config {
   internalToken: string | undefined;
   publicUrl: string;
   webUrl: string;
+  /** The web app's map style (MapLibre style JSON): an http(s) URL or a path on this server. */
+  mapStyleUrl: string;
   appScheme: string;
   jwtPrivateKeyPem: string | undefined;
   /** Secret from which auth derives the key encrypting TOTP secrets at rest; unset → generated in DATA_DIR. */
@@ -85,13 +87,20 @@ export interface Config {
     packageName: string | undefined;
     certsUrl: string;
   };
-  devicePorts: { osmand: number; gt06: number; teltonika: number; h02: number };
+  devicePorts: { osmand: number; gt06: number; teltonika: number; h02: number; jt808: number; gps103: number; tk103: number; wialon: number; watch: number; meitrack: number; suntech: number; ruptela: number; galileo: number; gl200: number };
   statusTimeout: number;
+  /** COMMAND_TTL: seconds a queued command waits for its device before it expires. */
+  commandTtl: number;
   /**
    * Group commit of ingested positions: a flush writes at most `batchSize` rows, waiting at most `batchDelay` ms for them.
    * `connectionsPerIp`: device connections (every listener together) one remote address may hold open at once.
    */
   ingest: { batchSize: number; batchDelay: number; connectionsPerIp: number };
+  /**
+   * The retention job (docs/tracking.md, "Retention"): RETENTION_INTERVAL seconds between runs on this instance (0: this
+   * instance never runs it), RETENTION_CHUNK rows deleted by one statement at most.
+   */
+  retention: { interval: number; chunkSize: number };
   /** EVENT_DEFAULTS: server-wide defaults of the event rules by setting name (names checked by the tracking module). */
   eventDefaults: Record<string, number | boolean>;
   /** The Prometheus listener (METRICS_PORT, METRICS_HOST); port 0 turns it off. */
@@ -100,6 +109,40 @@ export interface Config {
   deviceRegistration: DeviceRegistration;
   /** Server-wide caps on what one user may hold, bounding the cost of one request and one position; administrators are exempt. */
   limits: ServerLimits;
+  /** The push providers of notifications (docs/notifications.md); a provider whose variables are unset is not offered. */
+  push: PushConfig;
+  /**
+   * PLANS_FILE: the plans a subscription grants (docs/plans.md), read by the billing module; unset: one unlimited plan.
+   * PLAN_GRACE_DAYS: days history is kept beyond what the owner's plan serves, so an upgrade brings it back.
+   */
+  plans: { file: string | undefined; graceDays: number };
+  notifications: NotificationsConfig;
+}
+
+export interface PushConfig {
+  /** Web Push: both keys (base64url, as web-push generates them) or neither (a pair generated into DATA_DIR). */
+  vapid: { publicKey: string | undefined; privateKey: string | undefined; subject: string };
+  /** FCM HTTP v1: the service-account JSON (read from its file when given a path); `url` is an origin. */
+  fcm: { serviceAccount: string | undefined; url: string };
+  /** APNs token auth: the .p8 key's PEM, its key id, the team and the app's bundle id (topic); `url` is an origin. */
+  apns: { keyPem: string | undefined; keyId: string | undefined; teamId: string | undefined; topic: string | undefined; url: string };
+}
+
+/** Notification delivery (docs/notifications.md). */
+export interface NotificationsConfig {
+  /** NOTIFY_ALLOW_PRIVATE_URLS: webhook URLs may reach loopback, private and link-local addresses. */
+  allowPrivateUrls: boolean;
+  /** NOTIFY_RETRY_DELAY: ms before a failed delivery's first retry (doubled with jitter per attempt). */
+  retryDelayMs: number;
+  /** NOTIFY_RETRY_WINDOW: ms during which a failing delivery is tried again before it is failed for good. */
+  retryWindowMs: number;
+  /** NOTIFY_DELIVERY_LEASE: ms a claimed delivery stays invisible to other workers; a crashed sender's come back after it. */
+  leaseMs: number;
+  /** NOTIFY_SEND_TIMEOUT: ms one attempt (a webhook call, a push request, a mail) may take. */
+  sendTimeoutMs: number;
+  /** MAX_NOTIFICATION_RULES_PER_USER and MAX_PUSH_TARGETS_PER_USER. */
+  rulesPerUser: number;
+  targetsPerUser: number;
 }
 
 export type DeviceRegistration = 'open' | 'claim-only';
@@ -143,6 +186,18 @@ export function loadConfig(env: Env = process.env): Config {
       throw new ConfigError(variable, `required when SERVICES runs the gateway without ${name}`);
     }
   }
+  const mailFrom = read.string('MAIL_FROM', 'Trackstack <no-reply@localhost>');
+  const notifications = {
+    allowPrivateUrls: read.bool('NOTIFY_ALLOW_PRIVATE_URLS', false),
+    retryDelayMs: read.int('NOTIFY_RETRY_DELAY', 5000, 1, 3_600_000),
+    retryWindowMs: read.int('NOTIFY_RETRY_WINDOW', 86_400_000, 1, 7 * 86_400_000),
+    leaseMs: read.int('NOTIFY_DELIVERY_LEASE', 60_000, 100, 3_600_000),
+    sendTimeoutMs: read.int('NOTIFY_SEND_TIMEOUT', 10_000, 100, 300_000),
+    rulesPerUser: read.int('MAX_NOTIFICATION_RULES_PER_USER', 1000, 1, 1_000_000),
+    targetsPerUser: read.int('MAX_PUSH_TARGETS_PER_USER', 20, 1, 1000),
+  };
+  // A claim must outlast the send it covers, or another worker could send the same delivery meanwhile.
+  if (notifications.leaseMs <= notifications.sendTimeoutMs) throw new ConfigError('NOTIFY_DELIVERY_LEASE', 'must be longer than NOTIFY_SEND_TIMEOUT');
   const adminEmail = read.optional('ADMIN_EMAIL');
   const adminPassword = read.optional('ADMIN_PASSWORD');
   if (adminEmail && !adminPassword) throw new ConfigError('ADMIN_PASSWORD', 'required when ADMIN_EMAIL is set');
@@ -162,6 +217,7 @@ export function loadConfig(env: Env = process.env): Config {
     internalToken: read.secret('INTERNAL_TOKEN', 32),
     publicUrl,
     webUrl,
+    mapStyleUrl: read.matching('MAP_STYLE_URL', '/map-styles/osm.json', /^(https?:\/\/|\/)[^\s"<>]+$/, 'an http(s) URL or a path on this server'),
     appScheme: read.matching('APP_SCHEME', 'trackstack', /^[a-z][a-z0-9+.-]*$/i, 'a URI scheme such as myapp'),
     jwtPrivateKeyPem: read.pem('JWT_PRIVATE_KEY'),
     totpEncryptionKey: read.secret('TOTP_ENCRYPTION_KEY', 32),
@@ -181,7 +237,7 @@ export function loadConfig(env: Env = process.env): Config {
     admin: adminEmail && adminPassword ? { email: adminEmail, password: adminPassword } : undefined,
     mail: {
       smtpUrl: read.optionalUrl('SMTP_URL', ['smtp:', 'smtps:']),
-      from: read.string('MAIL_FROM', 'Trackstack <no-reply@localhost>'),
+      from: mailFrom,
     },
     oidc: {
       google: {
@@ -224,12 +280,27 @@ export function loadConfig(env: Env = process.env): Config {
       gt06: read.int('GT06_PORT', 5023, 0, 65535),
       teltonika: read.int('TELTONIKA_PORT', 5027, 0, 65535),
       h02: read.int('H02_PORT', 5013, 0, 65535),
+      jt808: read.int('JT808_PORT', 5015, 0, 65535),
+      gps103: read.int('GPS103_PORT', 5001, 0, 65535),
+      tk103: read.int('TK103_PORT', 5002, 0, 65535),
+      wialon: read.int('WIALON_PORT', 5039, 0, 65535),
+      watch: read.int('WATCH_PORT', 5093, 0, 65535),
+      meitrack: read.int('MEITRACK_PORT', 5020, 0, 65535),
+      suntech: read.int('SUNTECH_PORT', 5011, 0, 65535),
+      ruptela: read.int('RUPTELA_PORT', 5046, 0, 65535),
+      galileo: read.int('GALILEO_PORT', 5034, 0, 65535),
+      gl200: read.int('GL200_PORT', 5004, 0, 65535),
     },
     statusTimeout: read.int('STATUS_TIMEOUT', 600, 1, 86_400 * 365),
+    commandTtl: read.int('COMMAND_TTL', 86_400, 1, 86_400 * 365),
     ingest: {
       batchSize: read.int('INGEST_BATCH_SIZE', 1000, 1, 10_000),
       batchDelay: read.int('INGEST_BATCH_DELAY', 2, 0, 1000),
       connectionsPerIp: read.int('DEVICE_CONNECTIONS_PER_IP', 1000, 1, 1_000_000),
+    },
+    retention: {
+      interval: read.int('RETENTION_INTERVAL', 3600, 0, 7 * 86_400),
+      chunkSize: read.int('RETENTION_CHUNK', 5000, 100, 100_000),
     },
     eventDefaults: read.settings('EVENT_DEFAULTS'),
     metrics: { port: read.int('METRICS_PORT', 9464, 0, 65535), host: read.string('METRICS_HOST', '127.0.0.1') },
@@ -240,7 +311,15 @@ export function loadConfig(env: Env = process.env): Config {
       geofencesPerUser: read.int('MAX_GEOFENCES_PER_USER', 1000, 1, 1_000_000),
       geofencePointsPerUser: read.int('MAX_GEOFENCE_POINTS_PER_USER', 100_000, 1, 100_000_000),
     },
+    push: read.push(mailFrom),
+    plans: { file: read.optional('PLANS_FILE'), graceDays: read.int('PLAN_GRACE_DAYS', 30, 0, 3650) },
+    notifications,
   };
+}
+
+/** The address of a `Name <address>` sender, or the whole value when it is a bare address. */
+function mailAddress(from: string): string {
+  return /<([^<>\s]+)>/.exec(from)?.[1] ?? from.trim();
 }
 
 class EnvReader {
@@ -348,6 +427,60 @@ class EnvReader {
       throw new ConfigError(name, `must be at least ${minLength} characters`);
     }
     return value;
+  }
+
+  /** A provider's origin to which the product appends the API's paths: no path, query or fragment. */
+  providerOrigin(name: string, fallback: string): string {
+    const url = new URL(this.providerUrl(name, fallback));
+    if (url.pathname !== '/' || url.search !== '' || url.hash !== '' || url.username !== '' || url.password !== '') {
+      throw new ConfigError(name, `expected an origin such as https://host:port, without a path, got '${url.href}'`);
+    }
+    return url.origin;
+  }
+
+  /** A base64url value (no padding) of exactly `bytes` bytes once decoded. */
+  base64url(name: string, bytes: number): string | undefined {
+    const value = this.optional(name);
+    if (value !== undefined && (!/^[A-Za-z0-9_-]+$/.test(value) || Buffer.from(value, 'base64url').length !== bytes)) {
+      throw new ConfigError(name, `expected ${bytes} bytes in base64url (as web-push generate-vapid-keys prints them)`);
+    }
+    return value;
+  }
+
+  /** Text given inline when it starts with `{`, else the path of a file holding it. */
+  jsonText(name: string): string | undefined {
+    const raw = this.optional(name);
+    if (raw === undefined) return undefined;
+    return raw.startsWith('{') ? raw : this.readFile(name, raw).toString('utf8');
+  }
+
+  push(mailFrom: string): PushConfig {
+    const publicKey = this.base64url('VAPID_PUBLIC_KEY', 65);
+    const privateKey = this.base64url('VAPID_PRIVATE_KEY', 32);
+    if (publicKey && !privateKey) throw new ConfigError('VAPID_PRIVATE_KEY', 'required when VAPID_PUBLIC_KEY is set');
+    if (privateKey && !publicKey) throw new ConfigError('VAPID_PUBLIC_KEY', 'required when VAPID_PRIVATE_KEY is set');
+    const subject = this.string('VAPID_SUBJECT', `mailto:${mailAddress(mailFrom)}`);
+    if (!/^mailto:[^\s@]+@[^\s@]+$/.test(subject) && !/^https:\/\/[^\s]+$/.test(subject)) {
+      throw new ConfigError('VAPID_SUBJECT', `expected mailto:address or an https: URL, got '${subject}'`);
+    }
+    const apns = {
+      keyPem: this.pem('APNS_KEY'),
+      keyId: this.optional('APNS_KEY_ID'),
+      teamId: this.optional('APNS_TEAM_ID'),
+      topic: this.optional('APNS_TOPIC'),
+      url: this.providerOrigin('APNS_URL', 'https://api.push.apple.com'),
+    };
+    const apnsRequired = { APNS_KEY: apns.keyPem, APNS_KEY_ID: apns.keyId, APNS_TEAM_ID: apns.teamId, APNS_TOPIC: apns.topic };
+    if (Object.values(apnsRequired).some(Boolean)) {
+      for (const [variable, value] of Object.entries(apnsRequired)) {
+        if (!value) throw new ConfigError(variable, 'required when any of APNS_KEY, APNS_KEY_ID, APNS_TEAM_ID, APNS_TOPIC is set');
+      }
+    }
+    return {
+      vapid: { publicKey, privateKey, subject },
+      fcm: { serviceAccount: this.jsonText('FCM_SERVICE_ACCOUNT'), url: this.providerOrigin('FCM_URL', 'https://fcm.googleapis.com') },
+      apns,
+    };
   }
 
   /** A PEM given inline or as the path of a file holding it. */

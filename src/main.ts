@@ -45,6 +45,7 @@ function printWelcome(config: Config, address: ReturnType<typeof server.app.serv
   const base = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
   const lines = [
     `Trackstack is running (${[...config.services, ...(config.gateway ? ['gateway'] : [])].join(', ')})`,
+    ...(config.gateway ? [`  Web app      ${base}/`] : []),
     `  API          ${base}/api`,
     `  API docs     ${base}/docs  (OpenAPI: ${base}/openapi.json)`,
   ];

@@ -8,13 +8,14 @@ import type { FactConsumers } from './platform/outbox/outbox.ts';
 import { authModule } from './services/auth/module.ts';
 import { billingModule } from './services/billing/module.ts';
 import { devicesModule } from './services/devices/module.ts';
+import { notificationsModule } from './services/notifications/module.ts';
 import { trackingModule } from './services/tracking/module.ts';
 
 /**
  * Every module's descriptor: what main needs to know of a module before (or instead of) creating
  * it. The tables below, and the order in which a process creates its modules, follow from them.
  */
-export const MODULES: readonly AnyModuleDescriptor[] = [authModule, devicesModule, trackingModule, billingModule];
+export const MODULES: readonly AnyModuleDescriptor[] = [authModule, devicesModule, trackingModule, billingModule, notificationsModule];
 
 function descriptorOf(name: ServiceName): AnyModuleDescriptor {
   const descriptors = MODULES.filter((descriptor) => descriptor.name === name);

@@ -14,6 +14,7 @@ import { createHttpApp } from './platform/http/app.ts';
 import type { HttpApp } from './platform/http/app.ts';
 import { installIdentity } from './platform/http/identity.ts';
 import { InternalClient } from './platform/http/internal-client.ts';
+import type { UserCounts } from './platform/http/user-counts.ts';
 import { listenMetrics, measureProcess } from './platform/metrics.ts';
 import type { MetricsListener } from './platform/metrics.ts';
 import type { AnyModuleDescriptor, ModuleContext, ModuleDescriptor, Provision, Provisions, ServiceModule } from './platform/module.ts';
@@ -23,6 +24,7 @@ import { readOrCreateSecret } from './platform/secrets.ts';
 import { installAuthentication } from './gateway/authenticate.ts';
 import { allowWebAppOrigin } from './gateway/cross-origin.ts';
 import { installProxy } from './gateway/proxy.ts';
+import { installWebApp } from './gateway/web-app.ts';
 import type { Upstream } from './gateway/proxy.ts';
 import { connectRemoteVerifier } from './gateway/remote-verifier.ts';
 import { FACT_CONSUMERS, MODULE_ROUTE_ACCESS, MODULES, wiringOrder } from './modules.ts';
@@ -32,6 +34,8 @@ import { billingModule } from './services/billing/module.ts';
 import type { BillingModule } from './services/billing/module.ts';
 import { devicesModule } from './services/devices/module.ts';
 import type { DevicesModule } from './services/devices/module.ts';
+import { createNotificationsModule, notificationsModule } from './services/notifications/module.ts';
+import type { NotificationsDeps, NotificationsModule, PushSenders } from './services/notifications/module.ts';
 import { trackingModule } from './services/tracking/module.ts';
 import type { TrackingModule } from './services/tracking/module.ts';
 
@@ -51,6 +55,7 @@ export interface Server {
   devices: DevicesModule | undefined;
   tracking: TrackingModule | undefined;
   billing: BillingModule | undefined;
+  notifications: NotificationsModule | undefined;
   /** Stops accepting, finishes in-flight requests, then releases modules, Redis and the database. */
   close(): Promise<void>;
 }
@@ -58,6 +63,10 @@ export interface Server {
 export interface ServerOptions {
   /** A database opened (and owned) by the caller, e.g. a test's fresh one. */
   database?: Database;
+  /** The push providers notifications send through (tests give local ones). */
+  pushSenders?: PushSenders;
+  /** The clock of notifications' deliveries (tests move it instead of waiting). */
+  notificationsClock?: () => number;
 }
 
 /** Builds the process SERVICES asks for: any subset of the modules, with or without the gateway. */
@@ -109,9 +118,19 @@ export async function createServer(config: Config, options: ServerOptions = {}):
   try {
     if (database && outbox) {
       await migrateModules(database, local.map((descriptor) => descriptor.migrations));
-      const ctx: ModuleContext = { config, database, bus, outbox, log: app.log, internalToken, metrics, redis: redis?.commands };
+      const remoteCounts: UserCounts = {};
+      for (const descriptor of MODULES) {
+        const url = config.upstreams[descriptor.name];
+        if (config.services.includes(descriptor.name) || !url || !descriptor.remoteCounts) continue;
+        Object.assign(remoteCounts, descriptor.remoteCounts(clientOf(descriptor.name, url)));
+      }
+      const ctx: ModuleContext = { config, database, bus, outbox, log: app.log, internalToken, metrics, redis: redis?.commands, remoteCounts };
       for (const descriptor of local) {
-        const module = await descriptor.create(ctx, needsOf(descriptor, provisions));
+        const needs = needsOf(descriptor, provisions);
+        const module =
+          descriptor === notificationsModule && (options.pushSenders || options.notificationsClock)
+            ? await createNotificationsModule(ctx, needs as NotificationsDeps, { pushSenders: options.pushSenders, now: options.notificationsClock })
+            : await descriptor.create(ctx, needs);
         modules.push(module);
         if (descriptor.provides && descriptor.provide) Object.assign(provisions, { [descriptor.provides]: descriptor.provide(module) });
       }
@@ -144,6 +163,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     if (modules.length > 0) enforceRouteAccess(app, async (userId) => (await provisions.users?.get(userId))?.administrator === true);
     for (const module of modules) await module.registerRoutes(app);
     if (Object.keys(proxied).length > 0) await installProxy(app, proxied);
+    if (config.gateway) installWebApp(app, config);
     await app.ready();
     for (const module of modules) {
       await module.start?.();
@@ -172,6 +192,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     devices: createdModule(modules, devicesModule),
     tracking: createdModule(modules, trackingModule),
     billing: createdModule(modules, billingModule),
+    notifications: createdModule(modules, notificationsModule),
     async close() {
       await metricsListener?.close();
       await app.close();

@@ -23,18 +23,19 @@ describe('config', () => {
     assert.equal(config.host, '127.0.0.1');
     assert.equal(config.dataDir, path.resolve('data'));
     assert.deepEqual(config.database, { engine: 'sqlite', file: path.resolve('data/trackstack.db') });
-    assert.deepEqual(config.services, ['auth', 'devices', 'tracking', 'billing']);
+    assert.deepEqual(config.services, ['auth', 'devices', 'tracking', 'billing', 'notifications']);
     assert.equal(config.gateway, true);
     assert.equal(config.publicUrl, 'http://localhost:8080');
     assert.equal(config.webUrl, 'http://localhost:8080');
     assert.equal(config.appScheme, 'trackstack');
+    assert.equal(config.mapStyleUrl, '/map-styles/osm.json');
     assert.equal(config.ttl.accessToken, 3600);
     assert.equal(config.ttl.refreshToken, 2_592_000);
     assert.equal(config.ttl.twoFactorTempToken, 300);
     assert.equal(config.ttl.totpSetup, 600);
     assert.equal(config.rateLimits, true);
     assert.equal(config.registrationEnabled, true);
-    assert.deepEqual(config.devicePorts, { osmand: 5055, gt06: 5023, teltonika: 5027, h02: 5013 });
+    assert.deepEqual(config.devicePorts, { osmand: 5055, gt06: 5023, teltonika: 5027, h02: 5013, jt808: 5015, gps103: 5001, tk103: 5002, wialon: 5039, watch: 5093, meitrack: 5020, suntech: 5011, ruptela: 5046, galileo: 5034, gl200: 5004 });
     assert.equal(config.statusTimeout, 600);
     assert.equal(config.apple.environment, 'Production');
     assert.equal(config.redisUrl, undefined);
@@ -78,6 +79,7 @@ describe('config', () => {
       DEVICES_URL: 'http://d:2/',
       TRACKING_URL: 'http://t:3',
       BILLING_URL: 'http://b:4',
+      NOTIFICATIONS_URL: 'http://n:5',
     });
     assert.deepEqual(gateway.services, []);
     assert.equal(gateway.upstreams.devices, 'http://d:2');
@@ -87,6 +89,7 @@ describe('config', () => {
     const cases: [Record<string, string>, string, RegExp][] = [
       [{ PORT: 'abc' }, 'PORT', /whole number/],
       [{ PORT: '70000' }, 'PORT', /between 0 and 65535/],
+      [{ NOTIFY_DELIVERY_LEASE: '5000', NOTIFY_SEND_TIMEOUT: '5000' }, 'NOTIFY_DELIVERY_LEASE', /longer than NOTIFY_SEND_TIMEOUT/],
       [{ DATABASE_URL: 'ftp://x' }, 'DATABASE_URL', /expected sqlite/],
       [{ DATABASE_URL: 'sqlite:' }, 'DATABASE_URL', /file path/],
       [{ REDIS_URL: 'http://x' }, 'REDIS_URL', /redis/],
@@ -100,6 +103,8 @@ describe('config', () => {
       [{ INTERNAL_TOKEN: 'short' }, 'INTERNAL_TOKEN', /at least 32/],
       [{ ADMIN_EMAIL: 'a@b.c' }, 'ADMIN_PASSWORD', /required/],
       [{ APP_SCHEME: 'my app' }, 'APP_SCHEME', /URI scheme/],
+      [{ MAP_STYLE_URL: 'style.json' }, 'MAP_STYLE_URL', /http\(s\) URL or a path/],
+      [{ MAP_STYLE_URL: 'https://tiles.example.com/style.json"><script>' }, 'MAP_STYLE_URL', /http\(s\) URL or a path/],
       [{ APPLE_ENVIRONMENT: 'Staging' }, 'APPLE_ENVIRONMENT', /Production/],
       [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL', /info/],
       [{ GOOGLE_CERTS_URL: 'http://certs.example.com/oauth2/v1/certs' }, 'GOOGLE_CERTS_URL', /must be an https URL/],
@@ -159,9 +164,77 @@ describe('config', () => {
     assert.equal(failure({ MAX_GEOFENCE_POINTS_PER_USER: 'lots' }).variable, 'MAX_GEOFENCE_POINTS_PER_USER');
   });
 
+  it('reads the retention job settings, refusing values out of range', () => {
+    assert.deepEqual(loadConfig({}).retention, { interval: 3600, chunkSize: 5000 });
+    assert.deepEqual(loadConfig({ RETENTION_INTERVAL: '0', RETENTION_CHUNK: '100' }).retention, { interval: 0, chunkSize: 100 });
+    assert.equal(failure({ RETENTION_INTERVAL: '604801' }).variable, 'RETENTION_INTERVAL');
+    assert.equal(failure({ RETENTION_INTERVAL: '-1' }).variable, 'RETENTION_INTERVAL');
+    assert.equal(failure({ RETENTION_CHUNK: '99' }).variable, 'RETENTION_CHUNK');
+    assert.equal(failure({ RETENTION_CHUNK: 'many' }).variable, 'RETENTION_CHUNK');
+  });
+
   it('reads DEVICE_REGISTRATION: open by default, or claim-only', () => {
     assert.equal(loadConfig({}).deviceRegistration, 'open');
     assert.equal(loadConfig({ DEVICE_REGISTRATION: 'Claim-Only' }).deviceRegistration, 'claim-only');
     assert.equal(failure({ DEVICE_REGISTRATION: 'closed' }).variable, 'DEVICE_REGISTRATION');
+  });
+
+  it('reads the push providers: Web Push subject from MAIL_FROM, origins for FCM and APNs', () => {
+    const defaults = loadConfig({ MAIL_FROM: 'Acme Tracking <alerts@acme.example>' }).push;
+    assert.deepEqual(defaults.vapid, { publicKey: undefined, privateKey: undefined, subject: 'mailto:alerts@acme.example' });
+    assert.deepEqual(defaults.fcm, { serviceAccount: undefined, url: 'https://fcm.googleapis.com' });
+    assert.equal(defaults.apns.url, 'https://api.push.apple.com');
+    assert.equal(loadConfig({ MAIL_FROM: 'ops@acme.example' }).push.vapid.subject, 'mailto:ops@acme.example');
+    const configured = loadConfig({
+      VAPID_PUBLIC_KEY: Buffer.alloc(65, 4).toString('base64url'),
+      VAPID_PRIVATE_KEY: Buffer.alloc(32, 1).toString('base64url'),
+      VAPID_SUBJECT: 'https://acme.example/contact',
+      FCM_SERVICE_ACCOUNT: '{"project_id":"p"}',
+      FCM_URL: 'http://127.0.0.1:9000/',
+      APNS_KEY: '-----BEGIN PRIVATE KEY-----\\nabc\\n-----END PRIVATE KEY-----',
+      APNS_KEY_ID: 'KEY1',
+      APNS_TEAM_ID: 'TEAM1',
+      APNS_TOPIC: 'com.acme.app',
+      APNS_URL: 'https://api.sandbox.push.apple.com',
+    }).push;
+    assert.equal(configured.vapid.subject, 'https://acme.example/contact');
+    assert.deepEqual(configured.fcm, { serviceAccount: '{"project_id":"p"}', url: 'http://127.0.0.1:9000' });
+    assert.equal(configured.apns.keyPem, '-----BEGIN PRIVATE KEY-----\nabc\n-----END PRIVATE KEY-----');
+    assert.equal(configured.apns.url, 'https://api.sandbox.push.apple.com');
+  });
+
+  it('reads FCM_SERVICE_ACCOUNT from a file', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'trackstack-fcm-'));
+    try {
+      const file = path.join(dir, 'service-account.json');
+      writeFileSync(file, '{"project_id":"from-file"}');
+      assert.equal(loadConfig({ FCM_SERVICE_ACCOUNT: file }).push.fcm.serviceAccount, '{"project_id":"from-file"}');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses bad push provider variables, naming the variable', () => {
+    const publicKey = Buffer.alloc(65, 4).toString('base64url');
+    const cases: [Record<string, string>, string, RegExp][] = [
+      [{ VAPID_PUBLIC_KEY: publicKey }, 'VAPID_PRIVATE_KEY', /required/],
+      [{ VAPID_PRIVATE_KEY: Buffer.alloc(32, 1).toString('base64url') }, 'VAPID_PUBLIC_KEY', /required/],
+      [{ VAPID_PUBLIC_KEY: 'too-short' }, 'VAPID_PUBLIC_KEY', /65 bytes/],
+      [{ VAPID_PUBLIC_KEY: publicKey, VAPID_PRIVATE_KEY: 'a+b/c=' }, 'VAPID_PRIVATE_KEY', /32 bytes/],
+      [{ VAPID_SUBJECT: 'http://acme.example' }, 'VAPID_SUBJECT', /mailto/],
+      [{ MAIL_FROM: 'Trackstack <not an address>' }, 'VAPID_SUBJECT', /mailto/],
+      [{ FCM_SERVICE_ACCOUNT: '/nonexistent/account.json' }, 'FCM_SERVICE_ACCOUNT', /cannot read file/],
+      [{ FCM_URL: 'https://fcm.example.com/v1' }, 'FCM_URL', /origin/],
+      [{ FCM_URL: 'http://fcm.example.com' }, 'FCM_URL', /https/],
+      [{ APNS_URL: 'https://api.push.apple.com/3/device' }, 'APNS_URL', /origin/],
+      [{ APNS_KEY_ID: 'KEY1' }, 'APNS_KEY', /required/],
+      [{ APNS_KEY: '-----BEGIN PRIVATE KEY-----x', APNS_KEY_ID: 'K', APNS_TEAM_ID: 'T' }, 'APNS_TOPIC', /required/],
+      [{ APNS_KEY: '/nonexistent/AuthKey.p8' }, 'APNS_KEY', /cannot read file/],
+    ];
+    for (const [env, variable, problem] of cases) {
+      const error = failure(env);
+      assert.equal(error.variable, variable, JSON.stringify(env));
+      assert.match(error.message, problem, JSON.stringify(env));
+    }
   });
 });

@@ -1,28 +1,18 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import { request } from 'undici';
 import { loadConfig } from '../src/config.ts';
 import { openDatabase } from '../src/platform/db/database.ts';
 import { runUserCommand } from '../src/services/auth/cli.ts';
 import { createSharedDatabase, describeEachEngine } from './support/engines.ts';
 import type { SharedTestDatabase } from './support/engines.ts';
 import { eventually } from './support/eventually.ts';
-import { startProcess } from './support/processes.ts';
+import { callProcess, startProcess } from './support/processes.ts';
 import type { RunningProcess } from './support/processes.ts';
 import { NO_DEVICE_LISTENERS } from './support/server.ts';
 
 const LEAVING = { email: 'leaving-killed@example.com', password: 'Leaving-Password-1' };
 const DEVICES = 300;
 
-async function call(base: string, method: 'GET' | 'POST' | 'DELETE', url: string, token?: string, body?: unknown) {
-  const response = await request(`${base}${url}`, {
-    method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.body.text();
-  return { status: response.statusCode, body: text ? JSON.parse(text) : undefined };
-}
 
 describeEachEngine('a fact outlives the process that committed it', (engine) => {
   let shared: SharedTestDatabase;
@@ -52,19 +42,19 @@ describeEachEngine('a fact outlives the process that committed it', (engine) => 
     running = await startProcess(env);
     const created = await runUserCommand(loadConfig(env), ['create', '--email', LEAVING.email, '--password', LEAVING.password]);
     assert.equal(created.exitCode, 0, created.output);
-    const login = await call(running.url, 'POST', '/api/auth/login', undefined, LEAVING);
+    const login = await callProcess(running.url, 'POST', '/api/auth/login', undefined, LEAVING);
     assert.equal(login.status, 200, JSON.stringify(login.body));
     const { accessToken, user } = login.body as { accessToken: string; user: { id: number } };
     for (let batch = 0; batch < DEVICES; batch += 50) {
       await Promise.all(
         Array.from({ length: 50 }, async (_, index) => {
-          const made = await call(running!.url, 'POST', '/api/devices/', accessToken, { name: 'Killed', uniqueId: `killed-${batch + index}` });
+          const made = await callProcess(running!.url, 'POST', '/api/devices/', accessToken, { name: 'Killed', uniqueId: `killed-${batch + index}` });
           assert.equal(made.status, 201, JSON.stringify(made.body));
         }),
       );
     }
 
-    assert.equal((await call(running.url, 'DELETE', '/api/auth/account', accessToken)).status, 204);
+    assert.equal((await callProcess(running.url, 'DELETE', '/api/auth/account', accessToken)).status, 204);
     running.child.kill('SIGKILL');
     await running.stop();
     const left = await ownedDevices(user.id);

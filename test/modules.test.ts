@@ -19,7 +19,11 @@ describe('module descriptors', () => {
       assert.ok(Object.keys(descriptor.migrations.migrations).length > 0, descriptor.name);
       assert.equal(MODULE_ROUTE_ACCESS[descriptor.name], descriptor.routeAccess);
     }
-    assert.deepEqual(FACT_CONSUMERS, { 'auth.user.deleted': ['devices', 'tracking'], 'devices.device.deleted': ['tracking'] });
+    assert.deepEqual(FACT_CONSUMERS, {
+      'auth.user.deleted': ['devices', 'tracking', 'notifications'],
+      'devices.device.deleted': ['tracking', 'notifications'],
+      'tracking.event.created': ['notifications'],
+    });
   });
 
   it('what a module needs, another provides, and may be reached remotely', () => {

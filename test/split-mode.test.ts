@@ -9,6 +9,7 @@ import { createSharedDatabase, testEngines } from './support/engines.ts';
 import type { SharedTestDatabase } from './support/engines.ts';
 import { eventually } from './support/eventually.ts';
 import { parseMail } from './services/auth/support/mailbox.ts';
+import { freePort } from './support/ports.ts';
 import { startProcess } from './support/processes.ts';
 import type { RunningProcess } from './support/processes.ts';
 import { NO_DEVICE_LISTENERS, TEST_INTERNAL_TOKEN } from './support/server.ts';
@@ -31,16 +32,30 @@ for (const engine of testEngines()) {
     const running: RunningProcess[] = [];
     let authBilling: RunningProcess;
     let devicesTracking: RunningProcess;
+    let notifications: RunningProcess;
     let gateway: RunningProcess;
 
     before(async () => {
       database = await createSharedDatabase(engine, 'trackstack-split-');
       const shared = { DATA_DIR: database.dataDir, DATABASE_URL: database.url, INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, PUBLIC_URL: 'http://localhost:8080', ...NO_DEVICE_LISTENERS };
-      authBilling = await startProcess({ ...shared, SERVICES: 'auth,billing', ADMIN_EMAIL: ADMIN.email, ADMIN_PASSWORD: ADMIN.password });
+      // Billing counts usage in the processes started after it: their ports are chosen now.
+      const ports = { devicesTracking: await freePort(), notifications: await freePort() };
+      const urlOf = (port: number) => `http://127.0.0.1:${port}`;
+      authBilling = await startProcess({
+        ...shared,
+        SERVICES: 'auth,billing',
+        ADMIN_EMAIL: ADMIN.email,
+        ADMIN_PASSWORD: ADMIN.password,
+        DEVICES_URL: urlOf(ports.devicesTracking),
+        TRACKING_URL: urlOf(ports.devicesTracking),
+        NOTIFICATIONS_URL: urlOf(ports.notifications),
+      });
       running.push(authBilling);
       // It and the gateway log every request, so a test can see which request id each worked under.
-      devicesTracking = await startProcess({ ...shared, SERVICES: 'devices,tracking', AUTH_URL: authBilling.url, LOG_LEVEL: 'info' });
+      devicesTracking = await startProcess({ ...shared, SERVICES: 'devices,tracking', PORT: String(ports.devicesTracking), AUTH_URL: authBilling.url, LOG_LEVEL: 'info' });
       running.push(devicesTracking);
+      notifications = await startProcess({ ...shared, SERVICES: 'notifications', PORT: String(ports.notifications), AUTH_URL: authBilling.url, DEVICES_URL: devicesTracking.url });
+      running.push(notifications);
       gateway = await startProcess({
         ...shared,
         SERVICES: 'gateway',
@@ -49,6 +64,7 @@ for (const engine of testEngines()) {
         BILLING_URL: authBilling.url,
         DEVICES_URL: devicesTracking.url,
         TRACKING_URL: devicesTracking.url,
+        NOTIFICATIONS_URL: notifications.url,
       });
       running.push(gateway);
     });
@@ -62,6 +78,7 @@ for (const engine of testEngines()) {
       assert.deepEqual((await call(`${gateway.url}/api/devices/health`)).body.service, 'device');
       assert.deepEqual((await call(`${gateway.url}/api/tracking/health`)).body.service, 'tracking');
       assert.deepEqual((await call(`${gateway.url}/health`)).body.service, 'billing');
+      assert.deepEqual((await call(`${gateway.url}/api/notifications/health`)).body.service, 'notifications');
     });
 
     it('carries a login, an authenticated device request and a logout through the gateway', async () => {
@@ -77,6 +94,10 @@ for (const engine of testEngines()) {
         listed.body.map((device: { uniqueId: string; isOwner: boolean }) => [device.uniqueId, device.isOwner]),
         [['split-0001', true]],
       );
+      // The notifications process checks the device through the devices process.
+      const rule = await call(`${gateway.url}/api/notifications`, { method: 'POST', headers, body: { type: 'alarm', deviceIds: [created.body.id], channels: ['mail'] } });
+      assert.equal(rule.status, 201, JSON.stringify(rule.body));
+      assert.deepEqual((await call(`${gateway.url}/api/notifications`, { headers })).body.map((listed: { id: number }) => listed.id), [rule.body.id]);
 
       assert.equal((await call(`${gateway.url}/api/auth/logout`, { method: 'DELETE', headers })).status, 204);
       // Without Redis the gateway learns revocations by polling the auth service every second.
@@ -103,12 +124,33 @@ for (const engine of testEngines()) {
       await eventually(() => devicesTracking.output().includes('"reqId":"trace-split-0001"'), 'the service worked under the chosen id');
     });
 
-    it("an account deleted in the auth process loses its devices in the devices process, without Redis", async () => {
-      const leaving = { email: 'split-leaving@example.com', password: 'Split-Leaving-Password-1' };
-      const made = await runUserCommand(loadConfig({ DATA_DIR: database!.dataDir, DATABASE_URL: database!.url }), ['create', '--email', leaving.email, '--password', leaving.password]);
+    /** A user made with the CLI, signed in through the gateway. */
+    async function signedInUser(user: { email: string; password: string }) {
+      const made = await runUserCommand(loadConfig({ DATA_DIR: database!.dataDir, DATABASE_URL: database!.url }), ['create', '--email', user.email, '--password', user.password]);
       assert.equal(made.exitCode, 0, made.output);
-      const login = await call(`${gateway.url}/api/auth/login`, { method: 'POST', body: leaving });
-      const headers = { authorization: `Bearer ${login.body.accessToken}` };
+      const login = await call(`${gateway.url}/api/auth/login`, { method: 'POST', body: user });
+      return { userId: login.body.user.id as number, headers: { authorization: `Bearer ${login.body.accessToken}` } };
+    }
+
+    it('billing reports the usage held in the devices, tracking and notifications processes', async () => {
+      const { userId, headers } = await signedInUser({ email: 'split-usage@example.com', password: 'Split-Usage-Password-1' });
+      const usage = async () => (await call(`${gateway.url}/api/subscriptions/check/${userId}`, { headers })).body.usage;
+      assert.deepEqual(await usage(), { devices: 0, geofences: 0, shares: 0, notificationRules: 0 });
+
+      const created = async (url: string, body: object) => {
+        const answer = await call(`${gateway.url}${url}`, { method: 'POST', headers, body });
+        assert.equal(answer.status, 201, JSON.stringify(answer.body));
+        return answer.body as { id: number };
+      };
+      const device = await created('/api/devices/', { name: 'Counted', uniqueId: 'split-usage-1' });
+      await created(`/api/devices/${device.id}/shares`, { email: ADMIN.email, permissions: { position: true } });
+      await created('/api/geofences', { name: 'Home', area: 'CIRCLE (52.52 13.405, 150)' });
+      await created('/api/notifications', { type: 'alarm', deviceIds: [device.id], channels: ['mail'] });
+      assert.deepEqual(await usage(), { devices: 1, geofences: 1, shares: 1, notificationRules: 1 });
+    });
+
+    it("an account deleted in the auth process loses its devices in the devices process, without Redis", async () => {
+      const { headers } = await signedInUser({ email: 'split-leaving@example.com', password: 'Split-Leaving-Password-1' });
       const device = await call(`${gateway.url}/api/devices/`, { method: 'POST', headers, body: { name: 'Leaving', uniqueId: 'split-leaving-1' } });
       assert.equal(device.status, 201, JSON.stringify(device.body));
 
@@ -135,11 +177,12 @@ for (const engine of testEngines()) {
       const headers = { authorization: `Bearer ${signedIn.body.accessToken}` };
       const admin = { authorization: `Bearer ${(await call(`${gateway.url}/api/auth/login`, { method: 'POST', body: ADMIN })).body.accessToken}` };
 
-      const expirationTime = new Date(Date.now() + 1000).toISOString();
+      // Far enough ahead that the first request lands before it even on a loaded machine.
+      const expirationTime = new Date(Date.now() + 5000).toISOString();
       const changed = await call(`${gateway.url}/api/auth/users/${signedIn.body.user.id}`, { method: 'PUT', headers: admin, body: { expirationTime } });
       assert.equal(changed.status, 200, JSON.stringify(changed.body));
       assert.equal((await call(`${gateway.url}/api/devices/`, { headers })).status, 200, 'before the expiration time');
-      await eventually(async () => (await call(`${gateway.url}/api/devices/`, { headers })).body?.code === 'ACCOUNT_EXPIRED', 'refused once expired', 5000);
+      await eventually(async () => (await call(`${gateway.url}/api/devices/`, { headers })).body?.code === 'ACCOUNT_EXPIRED', 'refused once expired', 15_000);
       const refused = await call(`${gateway.url}/api/devices/`, { method: 'POST', headers, body: { name: 'Late', uniqueId: 'split-late' } });
       assert.equal(refused.status, 403);
       const theirs = await call(`${gateway.url}/api/devices/?userId=${signedIn.body.user.id}`, { headers: admin });

@@ -6,14 +6,29 @@ import { parseArgs } from 'node:util';
 import { Pool, request } from 'undici';
 import { distanceMeters } from '../services/tracking/geo/sphere.ts';
 import type { LatLon } from '../services/tracking/geo/index.ts';
-import { gt06Location, gt06Login, h02Location, osmAndQuery, teltonikaAvlPacket, teltonikaHandshake } from '../services/tracking/protocols/encoders.ts';
+import {
+  gps103Heartbeat,
+  gps103Location,
+  gps103Login,
+  gt06Location,
+  gt06Login,
+  h02Location,
+  jt808Auth,
+  jt808Location,
+  jt808Register,
+  osmAndQuery,
+  teltonikaAvlPacket,
+  teltonikaHandshake,
+} from '../services/tracking/protocols/encoders.ts';
 import type { DeviceFix } from '../services/tracking/protocols/encoders.ts';
+import { COMMAND_PROTOCOLS, deviceAnswer, isServerCommand, serverFrameLength } from '../services/tracking/protocols/device-commands.ts';
+import type { CommandProtocol } from '../services/tracking/protocols/device-commands.ts';
 
-export const SIMULATED_PROTOCOLS = ['teltonika', 'gt06', 'h02', 'osmand'] as const;
+export const SIMULATED_PROTOCOLS = ['teltonika', 'gt06', 'h02', 'jt808', 'gps103', 'osmand'] as const;
 export type SimulatedProtocol = (typeof SIMULATED_PROTOCOLS)[number];
 
 /** Traccar's ports, which the server listens on by default. */
-export const DEFAULT_PORTS: Record<SimulatedProtocol, number> = { osmand: 5055, gt06: 5023, teltonika: 5027, h02: 5013 };
+export const DEFAULT_PORTS: Record<SimulatedProtocol, number> = { osmand: 5055, gt06: 5023, teltonika: 5027, h02: 5013, jt808: 5015, gps103: 5001 };
 
 const KMH_PER_KNOT = 1.852;
 const ACK_TIMEOUT_MS = 15_000;
@@ -49,6 +64,8 @@ export interface SimulationStats {
   refused: number;
   /** Connections lost and opened again. */
   reconnects: number;
+  /** Commands the server sent that the trackers answered, as real ones do. */
+  commandsAnswered: number;
 }
 
 // --- route ---------------------------------------------------------------------------------------------------
@@ -142,19 +159,55 @@ class Journey {
 
 class Refused extends Error {}
 
-/** Reads the answers of one TCP connection: so many bytes, a GT06 frame, or text up to a terminator. */
+/**
+ * Reads the answers of one TCP connection: so many bytes, a GT06 frame, or text up to a terminator. Once the tracker
+ * is logged in, the server's commands are taken out of the stream and handed to `onCommand`, as a real tracker acts
+ * on them between its acknowledgements.
+ */
 class AnswerReader {
   #buffer: Buffer = Buffer.alloc(0);
+  /** Bytes after the login not yet told apart into acknowledgements and commands. */
+  #unsorted: Buffer = Buffer.alloc(0);
+  #sorting = false;
   #wake: (() => void) | undefined;
   readonly #socket: net.Socket;
+  /** The protocol, when its simulated trackers take commands; the others' answers are read as they come. */
+  readonly #protocol: CommandProtocol | undefined;
+  readonly #onCommand: (frame: Buffer) => void;
 
-  constructor(socket: net.Socket) {
+  constructor(socket: net.Socket, protocol: CommandProtocol | undefined, onCommand: (frame: Buffer) => void) {
     this.#socket = socket;
+    this.#protocol = protocol;
+    this.#onCommand = onCommand;
     socket.on('data', (chunk: Buffer) => {
-      this.#buffer = this.#buffer.length === 0 ? chunk : Buffer.concat([this.#buffer, chunk]);
+      if (this.#sorting) this.#sort(chunk);
+      else this.#buffer = this.#buffer.length === 0 ? chunk : Buffer.concat([this.#buffer, chunk]);
       this.#wake?.();
     });
     socket.on('close', () => this.#wake?.());
+  }
+
+  /** From here on, commands may come between the acknowledgements. */
+  takeCommands(): void {
+    if (!this.#protocol || this.#sorting) return;
+    this.#sorting = true;
+    const rest = this.#buffer;
+    this.#buffer = Buffer.alloc(0);
+    this.#sort(rest);
+  }
+
+  #sort(chunk: Buffer): void {
+    const protocol = this.#protocol as CommandProtocol;
+    this.#unsorted = this.#unsorted.length === 0 ? chunk : Buffer.concat([this.#unsorted, chunk]);
+    for (;;) {
+      const length = serverFrameLength(protocol, this.#unsorted);
+      if (length === undefined || this.#unsorted.length < length) return;
+      const frame = this.#unsorted.subarray(0, length);
+      this.#unsorted = this.#unsorted.subarray(length);
+      if (isServerCommand(protocol, frame)) this.#onCommand(frame);
+      // The server's acknowledgement of a GT06 command answer (0x15) answers no report.
+      else if (!(protocol === 'gt06' && frame[3] === 0x15)) this.#buffer = Buffer.concat([this.#buffer, frame]);
+    }
   }
 
   async #until(length: () => number | undefined): Promise<Buffer> {
@@ -188,6 +241,14 @@ class AnswerReader {
     return this.#until(() => (this.#buffer.length >= 3 ? 5 + (this.#buffer[2] as number) : undefined));
   }
 
+  /** 0x7e ... 0x7e, escaped: the bytes up to the second delimiter. */
+  jt808Frame(): Promise<Buffer> {
+    return this.#until(() => {
+      const end = this.#buffer.indexOf(0x7e, 1);
+      return end < 0 ? undefined : end + 1;
+    });
+  }
+
   text(terminator: string): Promise<Buffer> {
     return this.#until(() => {
       const end = this.#buffer.indexOf(terminator);
@@ -204,7 +265,7 @@ interface Tracker {
 }
 
 class Simulation {
-  readonly stats: SimulationStats = { sent: 0, acknowledged: 0, connected: 0, refused: 0, reconnects: 0 };
+  readonly stats: SimulationStats = { sent: 0, acknowledged: 0, connected: 0, refused: 0, reconnects: 0, commandsAnswered: 0 };
   readonly #options: SimulationOptions;
   readonly #sockets = new Set<net.Socket>();
   readonly #pool: Pool | undefined;
@@ -275,12 +336,19 @@ class Simulation {
     socket.setNoDelay(true);
     socket.on('error', () => undefined);
     this.#sockets.add(socket);
-    const answers = new AnswerReader(socket);
+    const commandProtocol = (COMMAND_PROTOCOLS as readonly string[]).includes(protocol) ? (protocol as CommandProtocol) : undefined;
+    const answers = new AnswerReader(socket, commandProtocol, (frame) => {
+      socket.write(deviceAnswer(commandProtocol as CommandProtocol, tracker.uniqueId, frame, tracker.journey.at(Date.now()), this.#nextSerial()));
+      this.stats.commandsAnswered++;
+    });
     try {
       await new Promise<void>((resolve, reject) => {
         socket.once('connect', resolve);
         socket.once('error', reject);
       });
+      // GT06 and JT/T 808 answer the login in their ordinary framing, so a command that overtakes the login's answer
+      // (JT/T 808 logs in with two frames, and the device is live after the first) is told apart from it.
+      if (protocol === 'gt06' || protocol === 'jt808') answers.takeCommands();
       if (protocol === 'teltonika') {
         socket.write(teltonikaHandshake(tracker.uniqueId));
         if ((await answers.bytes(1).catch(() => Buffer.from([0])))[0] !== 1) throw new Refused();
@@ -289,7 +357,21 @@ class Simulation {
         await answers.gt06Frame().catch(() => {
           throw new Refused();
         });
+      } else if (protocol === 'jt808') {
+        // Registration answers the auth code (Trackstack, like Traccar, answers the terminal id); then authentication.
+        socket.write(jt808Register(tracker.uniqueId, this.#nextSerial()));
+        await answers.jt808Frame().catch(() => {
+          throw new Refused();
+        });
+        socket.write(jt808Auth(tracker.uniqueId, tracker.uniqueId, this.#nextSerial()));
+        await answers.jt808Frame();
+      } else if (protocol === 'gps103') {
+        socket.write(gps103Login(tracker.uniqueId));
+        await answers.text('LOAD').catch(() => {
+          throw new Refused();
+        });
       }
+      answers.takeCommands();
       this.stats.connected++;
       try {
         while (await this.#turn(tracker)) {
@@ -302,6 +384,15 @@ class Simulation {
           } else if (protocol === 'gt06') {
             socket.write(gt06Location(fix, this.#nextSerial()));
             await answers.gt06Frame();
+            this.stats.acknowledged++;
+          } else if (protocol === 'jt808') {
+            socket.write(jt808Location(tracker.uniqueId, fix, this.#nextSerial()));
+            await answers.jt808Frame();
+            this.stats.acknowledged++;
+          } else if (protocol === 'gps103') {
+            // Reports have no answer; the heartbeat's ON comes once the report before it is stored.
+            socket.write(Buffer.concat([gps103Location(tracker.uniqueId, fix), gps103Heartbeat(tracker.uniqueId)]));
+            await answers.text('ON');
             this.stats.acknowledged++;
           } else {
             socket.write(h02Location(tracker.uniqueId, fix));
@@ -409,7 +500,7 @@ export async function registerDevices(options: {
   return result;
 }
 
-/** uniqueIds of `count` trackers from a 15-digit base: IMEI-shaped, as GT06 and Teltonika require. */
+/** uniqueIds of `count` trackers from a 15-digit base: IMEI-shaped, as GT06 and Teltonika require (JT808 sends them in its 2019 header). */
 export function simulatedIds(base: string, count: number): string[] {
   const start = BigInt(base);
   return Array.from({ length: count }, (_, index) => (start + BigInt(index)).toString().padStart(15, '0'));
@@ -419,7 +510,8 @@ export function simulatedIds(base: string, count: number): string[] {
 
 const USAGE = `Usage: npm run simulate -- [options]
 
-  --protocol teltonika|gt06|h02|osmand   device protocol (default teltonika)
+  --protocol teltonika|gt06|h02|jt808|gps103|osmand
+                                         device protocol (default teltonika)
   --devices N                            trackers (default 10)
   --rate R                               reports per second per tracker (default 1; 0 = as fast as acknowledged)
   --route file.gpx                       drive this track instead of a loop round Berlin
@@ -499,7 +591,7 @@ async function main(): Promise<void> {
       previous = current.acknowledged;
     },
   );
-  console.log(`Done: ${stats.sent} sent, ${stats.acknowledged} acknowledged, ${stats.refused} tracker(s) refused, ${stats.reconnects} reconnect(s).`);
+  console.log(`Done: ${stats.sent} sent, ${stats.acknowledged} acknowledged, ${stats.refused} tracker(s) refused, ${stats.reconnects} reconnect(s), ${stats.commandsAnswered} command(s) answered.`);
   if (stats.refused > 0) console.log('Refused trackers are unknown to the server (or disabled): add --register --email … --password … to create them.');
 }
 

@@ -26,6 +26,11 @@ export interface AuthClientOptions {
   credentials?: 'omit' | 'same-origin' | 'include';
   /** Called once the client has dropped its tokens because a refresh failed: show the login screen. */
   onLoggedOut?: () => void;
+  /**
+   * 'cookies' (browsers on the API's site): the server's HttpOnly cookies carry the session, so the
+   * client keeps no token at all and refreshes with the refresh_token cookie. Implies credentials 'include'.
+   */
+  session?: 'tokens' | 'cookies';
 }
 
 /** Paths that never get an Authorization header (spec §5.4). */
@@ -78,14 +83,24 @@ export class AuthClient {
   private readonly fetchImpl: typeof fetch;
   private readonly credentials: 'omit' | 'same-origin' | 'include' | undefined;
   private readonly onLoggedOut: (() => void) | undefined;
+  private readonly cookieSession: boolean;
   private refreshing: Promise<StoredTokens> | undefined;
+  /** Counts completed refreshes: a 401 to a request sent before the latest one is retried without another. */
+  private refreshCount = 0;
 
   constructor(options: AuthClientOptions) {
     this.baseUrl = options.baseUrl.replace(/\/$/, '');
     this.store = options.store ?? new MemoryTokenStore();
-    this.fetchImpl = options.fetch ?? fetch;
-    this.credentials = options.credentials;
+    // Called as a plain function: a browser refuses window.fetch called on another object ("Illegal invocation").
+    this.fetchImpl = options.fetch ?? ((input, init) => fetch(input, init));
+    this.cookieSession = options.session === 'cookies';
+    this.credentials = this.cookieSession ? 'include' : options.credentials;
     this.onLoggedOut = options.onLoggedOut;
+  }
+
+  /** The API's base URL, as given. */
+  apiBase(): string {
+    return this.baseUrl;
   }
 
   // Sign-in and tokens
@@ -97,7 +112,7 @@ export class AuthClient {
       return { kind: 'two-factor', tempToken: body.temp_token, type: body.type, message: body.message };
     }
     const body = await this.parse<LoginResponse>(response);
-    await this.store.save({ accessToken: body.accessToken, refreshToken: body.refreshToken });
+    if (!this.cookieSession) await this.store.save({ accessToken: body.accessToken, refreshToken: body.refreshToken });
     return { kind: 'signed-in', user: body.user, expiresIn: body.expiresIn ?? 3600 };
   }
 
@@ -239,18 +254,24 @@ export class AuthClient {
   /** Any bearer endpoint of the API (devices, tracking, billing too), with the refresh rule. */
   async request<T>(method: Method, path: string, body?: unknown): Promise<T> {
     const used = await this.store.load();
+    const refreshesBefore = this.refreshCount;
     const first = await this.send(method, path, body, used?.accessToken);
     if (first.status !== 401) return this.parse<T>(first);
     await first.body?.cancel();
 
-    const current = await this.store.load();
     // Another request refreshed while this one was on its way: retry with its token, no second refresh.
-    const tokens = current && current.accessToken !== used?.accessToken ? current : await this.refreshShared();
-    const retried = await this.send(method, path, body, tokens.accessToken, { 'authorization-retry': 'true' });
+    let accessToken: string | undefined;
+    if (this.cookieSession) {
+      if (this.refreshCount === refreshesBefore) await this.refreshShared();
+    } else {
+      const current = await this.store.load();
+      accessToken = (current && current.accessToken !== used?.accessToken ? current : await this.refreshShared()).accessToken;
+    }
+    const retried = await this.send(method, path, body, accessToken, { 'authorization-retry': 'true' });
     return this.parse<T>(retried);
   }
 
-  private publicCall<T>(method: Method, path: string, body?: unknown): Promise<T> {
+  protected publicCall<T>(method: Method, path: string, body?: unknown): Promise<T> {
     return this.send(method, path, body).then((response) => this.parse<T>(response));
   }
 
@@ -263,6 +284,7 @@ export class AuthClient {
 
   /** One POST /refresh. A refusal drops the tokens and reports logged-out; a network failure is thrown as it is. */
   private async refresh(): Promise<StoredTokens> {
+    if (this.cookieSession) return this.refreshCookies();
     const stored = await this.store.load();
     if (!stored?.refreshToken) return this.loggedOut(401, undefined);
     const response = await this.send('POST', '/api/auth/refresh', { refreshToken: stored.refreshToken });
@@ -270,7 +292,17 @@ export class AuthClient {
     const body = await this.parse<LoginResponse>(response);
     const tokens = { accessToken: body.accessToken, refreshToken: body.refreshToken ?? stored.refreshToken };
     await this.store.save(tokens);
+    this.refreshCount += 1;
     return tokens;
+  }
+
+  /** The refresh_token cookie goes with the request and the new cookies come back; the client holds no token. */
+  private async refreshCookies(): Promise<StoredTokens> {
+    const response = await this.send('POST', '/api/auth/refresh');
+    if (response.status >= 400 && response.status < 500) return this.loggedOut(response.status, await errorBody(response));
+    await this.parse<LoginResponse>(response);
+    this.refreshCount += 1;
+    return { accessToken: '' };
   }
 
   private async loggedOut(status: number, body: ErrorBody | undefined): Promise<never> {
@@ -279,8 +311,10 @@ export class AuthClient {
     throw new LoggedOutError(status, body);
   }
 
-  private send(method: Method, path: string, body?: unknown, accessToken?: string, extraHeaders: Record<string, string> = {}): Promise<Response> {
+  private send(method: Method, path: string, requestBody?: unknown, accessToken?: string, extraHeaders: Record<string, string> = {}): Promise<Response> {
     const headers: Record<string, string> = { accept: 'application/json', ...extraHeaders };
+    // The gateway takes a cookie-authenticated change only as JSON (its CSRF guard), so such a request always carries a body.
+    const body = requestBody === undefined && this.cookieSession && method !== 'GET' ? {} : requestBody;
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (accessToken && !PUBLIC_PREFIXES.some((prefix) => path.startsWith(prefix))) headers.authorization = `Bearer ${accessToken}`;
     return this.fetchImpl(`${this.baseUrl}${path}`, {

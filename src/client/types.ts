@@ -1,4 +1,4 @@
-/** The wire types of the auth API (spec §2), as a client sees them. */
+/** The wire types of the auth API (spec §2), as a client sees them; the server's views are these types. */
 
 export interface User {
   id: number;
@@ -79,12 +79,14 @@ export interface UserPage {
   limit: number;
 }
 
+/** PUT /api/auth/users/{id}: absent fields stay as they are. */
 export interface AccessChanges {
   administrator?: boolean;
   disabled?: boolean;
   readonly?: boolean;
   deviceReadonly?: boolean;
   limitCommands?: boolean;
+  /** ISO 8601, or null for never. */
   expirationTime?: string | null;
 }
 

@@ -43,8 +43,8 @@ export function installAuthentication(app: HttpApp, verifier: AccessTokenVerifie
     delete headers[IDENTITY_HEADERS.internalToken];
 
     const access = request.routeOptions.config.access;
-    // No route: the 404 handler answers, with or without a token.
-    if (access === undefined) return done();
+    // No route: the 404 handler answers, with or without a token. Nor does an anonymous route care who calls.
+    if (access === undefined || request.routeOptions.config.anonymous === true) return done();
     // Service-to-service routes are never reachable through the gateway.
     if (access === 'service') return done(new AppError('NOT_FOUND', `Route ${request.method} ${request.url.split('?')[0]} not found`));
     const isPublic = access === 'public';

@@ -8,6 +8,7 @@ import type { ModuleMigrations } from './db/migrations.ts';
 import type { RouteAccessTable } from './http/access.ts';
 import type { HttpApp } from './http/app.ts';
 import type { InternalClient } from './http/internal-client.ts';
+import type { UserCounts } from './http/user-counts.ts';
 import type { Outbox } from './outbox/outbox.ts';
 
 /** What every service module receives from main. */
@@ -23,6 +24,8 @@ export interface ModuleContext {
   metrics?: Registry;
   /** The process's one Redis connection for commands (REDIS_URL), shared by every module; the platform opens and closes it. */
   redis?: Redis;
+  /** The per-user counts of the modules running in other processes this one can reach (their *_URL); absent where a test builds a module by hand. */
+  remoteCounts?: UserCounts;
 }
 
 /**
@@ -73,6 +76,8 @@ export interface ModuleDescriptor<P extends Provision, N extends Provision, M ex
   provide?(module: M): Provisions[P];
   /** The same offer reached over HTTP, for a process that runs other modules needing it but not this one. */
   remote?(ctx: RemoteContext): Provisions[P];
+  /** The per-user counts the module keeps (billing's usage), reached over HTTP, for a process that reports them without running it. */
+  remoteCounts?(client: InternalClient): UserCounts;
   /** What the module uses of others; those of them running in this process are created first. */
   needs: readonly N[];
   /** Creates the module once its migrations have run. */

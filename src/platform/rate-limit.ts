@@ -28,12 +28,12 @@ export const unlimited: RateLimiter = { hit: async () => ALLOWED };
 
 /**
  * The limiter of a module: none with RATE_LIMITS=off; with a Redis connection, counters every
- * instance shares, under this deployment's EVENT_CHANNEL so deployments sharing a Redis stay apart;
- * otherwise this process's own.
+ * instance shares, under this deployment's EVENT_CHANNEL so deployments sharing a Redis stay apart
+ * (their windows run on Redis's clock); otherwise this process's own, on `now`.
  */
-export function chooseRateLimiter(config: Pick<Config, 'rateLimits' | 'eventChannel'>, redis: Redis | undefined): RateLimiter {
+export function chooseRateLimiter(config: Pick<Config, 'rateLimits' | 'eventChannel'>, redis: Redis | undefined, now?: () => number): RateLimiter {
   if (!config.rateLimits) return unlimited;
-  return redis ? new RedisRateLimiter(redis, config.eventChannel) : new MemoryRateLimiter();
+  return redis ? new RedisRateLimiter(redis, config.eventChannel) : new MemoryRateLimiter(now);
 }
 
 /** Keys carry e-mail addresses and IPs: they are stored only as digests. */
@@ -44,9 +44,15 @@ function counterKey(rule: RateRule, key: string): string {
 export class MemoryRateLimiter implements RateLimiter {
   private readonly windows = new Map<string, { count: number; endsAt: number }>();
   private nextPrune = 0;
+  private readonly now: () => number;
+
+  /** By default the time is read at each hit, so tests that mock Date move the windows. */
+  constructor(now: () => number = () => Date.now()) {
+    this.now = now;
+  }
 
   async hit(rule: RateRule, key: string): Promise<RateDecision> {
-    const now = Date.now();
+    const now = this.now();
     this.prune(now);
     const id = counterKey(rule, key);
     let window = this.windows.get(id);

@@ -61,16 +61,17 @@ describeEachEngine('metrics: Prometheus text on a listener of its own', (engine)
     assert.match(contentType, /^text\/plain; version=0\.0\.4/);
     assert.ok(sampleOf(text, 'process_cpu_user_seconds_total') > 0);
     assert.match(text, /^nodejs_eventloop_lag_seconds /m);
+    // The gateway's /metrics is a web-app path like any other (the app, or 503 before it is built), never the metrics.
     const throughGateway = await server.app.inject({ url: '/metrics' });
-    assert.equal(throughGateway.statusCode, 404);
-    assert.equal(throughGateway.json().code, 'NOT_FOUND');
+    assert.doesNotMatch(throughGateway.body, /process_cpu_user_seconds_total|nodejs_eventloop_lag_seconds/);
     assert.equal((await request(`http://127.0.0.1:${port}/other`)).statusCode, 404);
   });
 
   it('times HTTP answers by route pattern, method and status class, never by the raw URL', async () => {
     const health = { route: '/api/devices/health', method: 'GET', status_class: '2xx' };
     const missingDevice = { route: '/api/devices/:id', method: 'GET', status_class: '4xx' };
-    const unmatched = { route: 'unmatched', method: 'GET', status_class: '4xx' };
+    // The gateway's web-app catch-all matches every other path, so an unknown API path counts under its pattern.
+    const unmatched = { route: '/*', method: 'GET', status_class: '4xx' };
     const before = (await scrape()).text;
     assert.equal((await server.app.inject({ url: '/api/devices/health' })).statusCode, 200);
     assert.equal((await server.app.inject({ url: '/api/devices/424242', headers: owner.authorization })).statusCode, 404);
@@ -114,6 +115,28 @@ describeEachEngine('metrics: Prometheus text on a listener of its own', (engine)
     assert.equal(count(after, 'teltonika', 'refused') - count(before, 'teltonika', 'refused'), 3);
     assert.equal(sampleOf(after, 'trackstack_ingest_unknown_devices_total') - sampleOf(before, 'trackstack_ingest_unknown_devices_total'), 1);
     assert.match(after, /trackstack_ingest_positions_total\{protocol="h02",outcome="accepted"\} 0/);
+  });
+
+  it('counts the messages kept despite a checksum that does not match, per protocol', async () => {
+    assert.ok(server.tracking);
+    const teltonika = await server.tracking.ingestion.listen('teltonika', 0);
+    await registerDevice(server, owner, '356307042449102');
+    const mismatches = (text: string) => sampleOf(text, 'trackstack_ingest_checksum_mismatches_total', { protocol: 'teltonika' });
+    const before = (await scrape()).text;
+    assert.match(before, /trackstack_ingest_checksum_mismatches_total\{protocol="gt06"\} 0/);
+
+    const connection = await DeviceConnection.open(teltonika);
+    connection.write(teltonikaHandshake('356307042449102'));
+    assert.deepEqual(await connection.read(1), Buffer.from([1]));
+    connection.write(teltonikaAvlPacket([fixAt(1)]));
+    assert.deepEqual(await connection.read(4), Buffer.from([0, 0, 0, 1]));
+    const sloppy = teltonikaAvlPacket([fixAt(2)]);
+    sloppy[sloppy.length - 1] = sloppy[sloppy.length - 1]! ^ 0xff;
+    connection.write(sloppy);
+    assert.deepEqual(await connection.read(4), Buffer.from([0, 0, 0, 1]), 'the packet is kept and acknowledged');
+    await connection.close();
+
+    assert.equal(mismatches((await scrape()).text) - mismatches(before), 1);
   });
 
   it('closes the listener on shutdown', async () => {

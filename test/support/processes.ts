@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { request } from 'undici';
 
 export interface RunningProcess {
   child: ChildProcess;
@@ -51,4 +52,16 @@ export async function startProcess(env: Record<string, string>, options: { scrip
       return exited;
     },
   };
+}
+
+/** A JSON call to a running process, as a client makes it: the status and the parsed body. */
+export async function callProcess(base: string, method: 'GET' | 'POST' | 'DELETE', url: string, token?: string, body?: unknown) {
+  const response = await request(`${base}${url}`, {
+    method,
+    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.body.text();
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- JSON bodies are asserted field by field
+  return { status: response.statusCode, body: (text ? JSON.parse(text) : undefined) as any };
 }

@@ -7,7 +7,7 @@ import type { ModuleContext } from '../../src/platform/module.ts';
 import { Outbox } from '../../src/platform/outbox/outbox.ts';
 import { FACT_CONSUMERS } from '../../src/modules.ts';
 import { createServer } from '../../src/server.ts';
-import type { Server } from '../../src/server.ts';
+import type { Server, ServerOptions } from '../../src/server.ts';
 import { signIn } from './api.ts';
 import type { SharedTestDatabase, TestEngine } from './engines.ts';
 
@@ -20,7 +20,7 @@ export const TEST_INTERNAL_TOKEN = 'test-internal-token-0123456789abcdef';
 export const TEST_EVENT_CHANNEL = `trackstack-test:${process.pid}:${Date.now()}`;
 
 /** Device listeners off: tests running side by side would otherwise contend for Traccar's ports. */
-export const NO_DEVICE_LISTENERS = { OSMAND_PORT: '0', GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0' } as const;
+export const NO_DEVICE_LISTENERS = { OSMAND_PORT: '0', GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0', JT808_PORT: '0', GPS103_PORT: '0', TK103_PORT: '0', WIALON_PORT: '0', WATCH_PORT: '0', MEITRACK_PORT: '0', SUNTECH_PORT: '0', RUPTELA_PORT: '0', GALILEO_PORT: '0', GL200_PORT: '0' } as const;
 
 /** The metrics listener off, for the same reason (METRICS_PORT 9464). */
 export const NO_METRICS = { METRICS_PORT: '0' } as const;
@@ -54,6 +54,7 @@ export function gatewayOnlyEnv(upstream: string, dataDir: string, env: Record<st
     DEVICES_URL: upstream,
     TRACKING_URL: upstream,
     BILLING_URL: upstream,
+    NOTIFICATIONS_URL: upstream,
     ...NO_DEVICE_LISTENERS,
     ...NO_METRICS,
     ...env,
@@ -75,7 +76,7 @@ export interface TestLogin {
 }
 
 /** The all-in-one server on a fresh database of the engine, configured as from the environment. */
-export async function startTestServer(engine: TestEngine, env: Record<string, string> = {}): Promise<TestServer> {
+export async function startTestServer(engine: TestEngine, env: Record<string, string> = {}, options: Pick<ServerOptions, 'pushSenders' | 'notificationsClock'> = {}): Promise<TestServer> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'trackstack-test-'));
   const testDatabase = await engine.createDatabase();
   const config = loadConfig({
@@ -88,7 +89,7 @@ export async function startTestServer(engine: TestEngine, env: Record<string, st
     ...NO_METRICS,
     ...env,
   });
-  const server = await createServer(config, { database: testDatabase.database });
+  const server = await createServer(config, { database: testDatabase.database, ...options });
   return {
     ...server,
     dataDir,

@@ -23,6 +23,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Set from the module's RouteAccessTable; only routes in no table (the API docs) declare it themselves. */
     access?: Access;
+    /** A public route that never reads the caller (the web app's files): the gateway does not even verify a token presented to it. */
+    anonymous?: boolean;
   }
 }
 

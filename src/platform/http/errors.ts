@@ -72,6 +72,8 @@ export interface ErrorDetail {
   limit?: string;
   max?: number;
   usage?: number;
+  /** For a feature a plan lacks (FEATURE_NOT_IN_PLAN): `commands`, or `channels.<name>`. */
+  feature?: string;
 }
 
 /** An error meant for the client: the single error handler turns it into the JSON error body. */

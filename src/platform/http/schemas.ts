@@ -16,9 +16,10 @@ export const ErrorSchema = Type.Object({
       Type.Object({
         path: Type.String(),
         message: Type.String(),
-        limit: Type.Optional(Type.String({ description: 'LIMIT_REACHED: which limit' })),
-        max: Type.Optional(Type.Integer({ description: 'LIMIT_REACHED: its value' })),
-        usage: Type.Optional(Type.Integer({ description: 'LIMIT_REACHED: the usage before the request' })),
+        limit: Type.Optional(Type.String({ description: 'LIMIT_REACHED, PLAN_LIMIT_REACHED: which limit' })),
+        max: Type.Optional(Type.Integer({ description: 'LIMIT_REACHED, PLAN_LIMIT_REACHED: its value' })),
+        usage: Type.Optional(Type.Integer({ description: 'LIMIT_REACHED, PLAN_LIMIT_REACHED: the usage before the request' })),
+        feature: Type.Optional(Type.String({ description: 'FEATURE_NOT_IN_PLAN: `commands` or `channels.<name>`' })),
       }),
     ),
   ),
@@ -43,6 +44,11 @@ export function DecimalInteger(bounds: IntegerBounds, options: { default?: numbe
       ...(options.description === undefined ? {} : { description: options.description }),
     }),
   );
+}
+
+/** A time stored as epoch milliseconds, as the API writes it: ISO 8601, or null for none. */
+export function isoOrNull(epochMs: number | null): string | null {
+  return epochMs === null ? null : new Date(epochMs).toISOString();
 }
 
 /** A database id (path parameter or query filter): 1 to 2^53 - 1. */

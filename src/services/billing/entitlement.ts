@@ -1,101 +1,147 @@
 import { ReadThroughCache } from '../../platform/cache.ts';
-import type { BillingProvider, SubscriptionStatus } from './providers/index.ts';
+import { AppError } from './errors.ts';
+import type { CountedLimit, PlanCatalog } from './plans/catalog.ts';
+import { resolvePlan } from './plans/grant.ts';
+import type { EntitlementState, PlanGrant } from './plans/grant.ts';
+import type { UsageRegistry } from './plans/usage.ts';
+import { checkOf } from './subscription-check.ts';
+import type { SubscriptionCheck } from './subscription-check.ts';
 
-/** The part of a subscription record that decides entitlement. */
-export interface EntitlementRecord {
-  provider: BillingProvider;
-  planId: string;
-  status: SubscriptionStatus;
-  /** Epoch milliseconds, or null when the provider never told us (Google notifications carry no period). */
-  currentPeriodEnd: number | null;
-  lastEventAt: number;
+/** A feature a plan may leave out: sending commands, or one notification channel (DESIGN §5.6 names). */
+export type PlanFeature = 'commands' | { channel: string };
+
+/** Which history of a device its owner's plan serves and keeps; null bounds: all of it. */
+export interface HistoryWindow {
+  /** Positions, events and exports older than this (epoch ms) are not served. */
+  servedFrom: number | null;
+  /** Older than this, the retention job may delete them: `historyDays + PLAN_GRACE_DAYS` back. */
+  keptFrom: number | null;
 }
 
-/** What "is user U subscribed" answers: the entitled record with the latest end, else the newest record. */
-export interface SubscriptionCheck {
-  userId: number;
-  isSubscribed: boolean;
-  status: SubscriptionStatus | null;
-  provider: BillingProvider | null;
-  planId: string | null;
-  /** The chosen record's current_period_end. */
-  expiresAt: Date | null;
-}
-
-/** The billing module's answer to other modules (plan limits): in-process, or over HTTP in split mode. */
+/**
+ * The billing module's answer to other modules, in process or over HTTP in split mode: is a user subscribed,
+ * which plan applies, and the checks the modules owning limited things make through it (docs/plans.md).
+ */
 export interface Entitlement {
   isSubscribed(userId: number): Promise<boolean>;
   check(userId: number): Promise<SubscriptionCheck>;
+  /** The user's plan now (administrators are flagged: they are held to nothing). */
+  planOf(userId: number): Promise<PlanGrant>;
+  /**
+   * 402 PLAN_LIMIT_REACHED unless `usage` (what the user holds now, counted by the caller) plus `adding` stays
+   * within the plan's limit; details name the limit, its value and the usage.
+   */
+  assertWithinLimit(userId: number, limit: CountedLimit, usage: number, adding?: number): Promise<void>;
+  /** 402 FEATURE_NOT_IN_PLAN unless the user's plan includes the feature. */
+  assertFeature(userId: number, feature: PlanFeature): Promise<void>;
+  /** Whether the user's plan includes the feature now (work done on the user's behalf later, e.g. a delivery, is skipped rather than refused). */
+  hasFeature(userId: number, feature: PlanFeature): Promise<boolean>;
+  /** The history window of a device owned by `ownerId` (tracking's history cut; the retention job). */
+  historyWindow(ownerId: number, now?: number): Promise<HistoryWindow>;
+  /** Where modules contribute their usage counters; undefined in a process without the billing module. */
+  readonly usage: UsageRegistry | undefined;
 }
 
-/**
- * DESIGN §5.5: ACTIVE and GRACE_PERIOD are entitled; CANCELED means "will not renew" and stays entitled until
- * current_period_end. A CANCELED record without a known end (Google) stays entitled until the provider's
- * EXPIRED notification, which Google always sends when access ends.
- */
-export function isEntitled(record: Pick<EntitlementRecord, 'status' | 'currentPeriodEnd'>, now: number): boolean {
-  switch (record.status) {
-    case 'ACTIVE':
-    case 'GRACE_PERIOD':
-      return true;
-    case 'CANCELED':
-      return record.currentPeriodEnd === null || record.currentPeriodEnd > now;
-    case 'PAST_DUE':
-    case 'EXPIRED':
-      return false;
+const DAY_MS = 86_400_000;
+
+const LIMIT_NOUNS: Record<CountedLimit, string> = {
+  devices: 'devices',
+  geofences: 'geofences',
+  shares: 'shares of your devices',
+  notificationRules: 'notification rules',
+};
+
+function includesFeature({ plan, administrator }: PlanGrant, feature: PlanFeature): boolean {
+  if (administrator) return true;
+  const { commands, channels } = plan.features;
+  return feature === 'commands' ? commands : channels === null || channels.includes(feature.channel);
+}
+
+/** The checks every entitlement makes from a user's plan, wherever the plan comes from. */
+export abstract class PlanEnforcement implements Entitlement {
+  abstract readonly usage: UsageRegistry | undefined;
+  protected readonly now: () => number;
+
+  constructor(now: () => number) {
+    this.now = now;
   }
-}
 
-export function checkOf(userId: number, records: readonly EntitlementRecord[], now: number): SubscriptionCheck {
-  const chosen = chooseRecord(records, now);
-  return {
-    userId,
-    isSubscribed: chosen !== undefined && isEntitled(chosen, now),
-    status: chosen?.status ?? null,
-    provider: chosen?.provider ?? null,
-    planId: chosen?.planId ?? null,
-    expiresAt: chosen === undefined || chosen.currentPeriodEnd === null ? null : new Date(chosen.currentPeriodEnd),
-  };
-}
-
-function chooseRecord(records: readonly EntitlementRecord[], now: number): EntitlementRecord | undefined {
-  const entitled = records.filter((record) => isEntitled(record, now));
-  // An entitled record without a known end is open-ended, so it outlasts any dated one.
-  const endOf = (record: EntitlementRecord) => record.currentPeriodEnd ?? Number.POSITIVE_INFINITY;
-  if (entitled.length > 0) return entitled.reduce((best, record) => (endOf(record) > endOf(best) ? record : best));
-  return records.reduce<EntitlementRecord | undefined>((newest, record) => (newest === undefined || record.lastEventAt > newest.lastEventAt ? record : newest), undefined);
-}
-
-export interface EntitlementCacheOptions {
-  /** Reads a user's records (one indexed query). */
-  load(userId: number): Promise<EntitlementRecord[]>;
-  /** Entries older than this are read again: a safety net should a change notice from another instance be lost. */
-  ttlMs: number;
-  maxEntries: number;
-  now?: () => number;
-}
-
-/**
- * Per-user records in memory, so a check is a map lookup. Entries hold records rather than answers because
- * a CANCELED subscription stops entitling when its period ends, without any event.
- */
-export class CachedEntitlement implements Entitlement {
-  readonly #cache: ReadThroughCache<number, EntitlementRecord[]>;
-  readonly #load: (userId: number) => Promise<EntitlementRecord[]>;
-  readonly #now: () => number;
-
-  constructor(options: EntitlementCacheOptions) {
-    this.#now = options.now ?? Date.now;
-    this.#cache = new ReadThroughCache({ ttlMs: options.ttlMs, maxEntries: options.maxEntries, now: this.#now });
-    this.#load = (userId) => options.load(userId);
-  }
+  abstract check(userId: number): Promise<SubscriptionCheck>;
+  abstract planOf(userId: number): Promise<PlanGrant>;
 
   async isSubscribed(userId: number): Promise<boolean> {
     return (await this.check(userId)).isSubscribed;
   }
 
+  async assertWithinLimit(userId: number, limit: CountedLimit, usage: number, adding = 1): Promise<void> {
+    const { plan, administrator } = await this.planOf(userId);
+    const max = plan.limits[limit];
+    if (administrator || max === null || usage + adding <= max) return;
+    const message = `Your plan (${plan.name}) allows at most ${max} ${LIMIT_NOUNS[limit]}`;
+    throw new AppError('PLAN_LIMIT_REACHED', message, { details: [{ path: '/body', message, limit, max, usage }] });
+  }
+
+  async assertFeature(userId: number, feature: PlanFeature): Promise<void> {
+    const grant = await this.planOf(userId);
+    if (includesFeature(grant, feature)) return;
+    const { plan } = grant;
+    const name = feature === 'commands' ? 'commands' : `channels.${feature.channel}`;
+    const message = feature === 'commands' ? `Your plan (${plan.name}) does not include commands` : `Your plan (${plan.name}) does not include the ${feature.channel} channel`;
+    throw new AppError('FEATURE_NOT_IN_PLAN', message, { details: [{ path: '/body', message, feature: name }] });
+  }
+
+  async hasFeature(userId: number, feature: PlanFeature): Promise<boolean> {
+    return includesFeature(await this.planOf(userId), feature);
+  }
+
+  async historyWindow(ownerId: number, now = this.now()): Promise<HistoryWindow> {
+    const { plan, administrator, graceDays } = await this.planOf(ownerId);
+    const days = plan.limits.historyDays;
+    if (administrator || days === null) return { servedFrom: null, keptFrom: null };
+    return { servedFrom: now - days * DAY_MS, keptFrom: now - (days + graceDays) * DAY_MS };
+  }
+}
+
+export interface EntitlementCacheOptions {
+  /** Reads what decides a user's plan (two indexed queries and the user directory). */
+  load(userId: number): Promise<EntitlementState>;
+  catalog: PlanCatalog;
+  /** PLAN_GRACE_DAYS. */
+  graceDays: number;
+  /** Entries older than this are read again: a safety net should a change notice from another instance be lost. */
+  ttlMs: number;
+  maxEntries: number;
+  usage?: UsageRegistry;
+  now?: () => number;
+}
+
+/**
+ * Per-user state in memory, so a check is a map lookup. Entries hold the records and the override rather than
+ * answers, because a cancelled subscription and an override end at their instant without any event: each check
+ * resolves the plan at its own time.
+ */
+export class CachedEntitlement extends PlanEnforcement {
+  readonly usage: UsageRegistry | undefined;
+  readonly #cache: ReadThroughCache<number, EntitlementState>;
+  readonly #load: (userId: number) => Promise<EntitlementState>;
+  readonly #catalog: PlanCatalog;
+  readonly #graceDays: number;
+
+  constructor(options: EntitlementCacheOptions) {
+    super(options.now ?? Date.now);
+    this.#cache = new ReadThroughCache({ ttlMs: options.ttlMs, maxEntries: options.maxEntries, now: this.now });
+    this.#load = (userId) => options.load(userId);
+    this.#catalog = options.catalog;
+    this.#graceDays = options.graceDays;
+    this.usage = options.usage;
+  }
+
   async check(userId: number): Promise<SubscriptionCheck> {
-    return checkOf(userId, await this.#cache.get(userId, this.#load), this.#now());
+    return checkOf(userId, (await this.#cache.get(userId, this.#load)).records, this.now());
+  }
+
+  async planOf(userId: number): Promise<PlanGrant> {
+    return resolvePlan(this.#catalog, await this.#cache.get(userId, this.#load), this.now(), this.#graceDays);
   }
 
   /** Forgets the user, including a load already under way, so the next check reads the database. */

@@ -6,6 +6,9 @@ import type { UserDirectory } from '../auth/users/directory.ts';
 import { CachedEntitlement } from './entitlement.ts';
 import type { Entitlement } from './entitlement.ts';
 import { billingMigrations } from './migrations/index.ts';
+import { loadPlanCatalog } from './plans/catalog.ts';
+import { registerPlanRoutes } from './plans/routes.ts';
+import { UsageRegistry } from './plans/usage.ts';
 import { createRemoteEntitlement } from './remote-entitlement.ts';
 import { BillingRepository } from './repository.ts';
 import { billingRouteAccess } from './route-access.ts';
@@ -15,18 +18,22 @@ import type { BillingTables } from './tables.ts';
 import { createWebhookVerifiers, registerWebhookRoutes } from './webhooks.ts';
 
 export { billingMigrations };
-export type { Entitlement, SubscriptionCheck } from './entitlement.ts';
+export type { Entitlement, HistoryWindow, PlanFeature } from './entitlement.ts';
+export type { SubscriptionCheck } from './subscription-check.ts';
+export type { CountedLimit, PlanView } from './plans/catalog.ts';
+export type { PlanGrant } from './plans/grant.ts';
+export type { UsageCounter, UsageRegistry } from './plans/usage.ts';
 
 declare module '../../platform/module.ts' {
   interface Provisions {
-    /** "Is user U subscribed", for the plan limits that will build on it. */
+    /** "Is user U subscribed", which plan applies, and the limit and feature checks of plans (docs/plans.md). */
     entitlement: Entitlement;
   }
 }
 
 /** What other modules may use of the billing module. */
 export interface BillingApi {
-  /** "Is user U subscribed", from memory after the first read; plan limits build on it. */
+  /** The user's subscription and plan, from memory after the first read, and the checks built on them. */
   entitlement: Entitlement;
 }
 
@@ -59,11 +66,23 @@ export async function createBillingModule(ctx: ModuleContext, deps: BillingDepen
   if (deps.users === undefined) {
     log.warn('billing runs without a user directory: administrators are not recognised and user ids are not checked');
   }
+  const catalog = loadPlanCatalog(ctx.config.plans.file);
   const verifiers = createWebhookVerifiers(ctx.config, log);
   const repository = new BillingRepository(ctx.database.db as Kysely<BillingTables>, ctx.database.engine);
-  const service = new BillingService({ repository, users: deps.users, bus: ctx.bus, facts: ctx.outbox, log });
-  const entitlement = new CachedEntitlement({ load: (userId) => service.entitlementRecords(userId), ...ENTITLEMENT_CACHE });
+  const service = new BillingService({ repository, catalog, users: deps.users, bus: ctx.bus, facts: ctx.outbox, log });
+  const usage = new UsageRegistry(log);
+  // The counts of modules in other processes; those running here contribute theirs as they are created.
+  usage.contributeRemote(ctx.remoteCounts ?? {});
+  const entitlement = new CachedEntitlement({
+    load: (userId) => service.entitlementState(userId),
+    catalog,
+    graceDays: ctx.config.plans.graceDays,
+    usage,
+    ...ENTITLEMENT_CACHE,
+  });
   ctx.bus.on('billing.subscription.changed', ({ userId }) => entitlement.invalidate(userId));
+  // An administrator is held to no plan: a change of the flag shows at once.
+  ctx.bus.on('auth.user.changed', ({ userId }) => entitlement.invalidate(userId));
   let pruneTimer: NodeJS.Timeout | undefined;
   let pruning: Promise<void> = Promise.resolve();
 
@@ -90,7 +109,8 @@ export async function createBillingModule(ctx: ModuleContext, deps: BillingDepen
           };
         },
       );
-      registerSubscriptionRoutes(app, { service, entitlement });
+      registerSubscriptionRoutes(app, { service, entitlement, usage });
+      registerPlanRoutes(app, { service, entitlement });
       await registerWebhookRoutes(app, { verifiers, service });
     },
     async start() {

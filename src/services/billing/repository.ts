@@ -2,7 +2,7 @@ import type { Insertable, Kysely, Selectable, Transaction, Updateable } from 'ky
 import type { Engine } from '../../platform/db/database.ts';
 import type { FactRecorder } from '../../platform/outbox/outbox.ts';
 import type { BillingProvider } from './providers/index.ts';
-import type { BillingTables, BillingWebhookEventsTable, SubscriptionsTable } from './tables.ts';
+import type { BillingPlanOverridesTable, BillingTables, BillingWebhookEventsTable, SubscriptionsTable } from './tables.ts';
 
 export type SubscriptionRow = Selectable<SubscriptionsTable>;
 export type NewSubscription = Insertable<SubscriptionsTable>;
@@ -90,6 +90,27 @@ export class BillingRepository {
 
   updateSubscription(id: number, changes: SubscriptionChanges): Promise<SubscriptionRow> {
     return this.db.updateTable('subscriptions').set(changes).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+  }
+
+  // Plan overrides
+
+  findPlanOverride(userId: number) {
+    return this.db.selectFrom('billing_plan_overrides').selectAll().where('user_id', '=', userId).executeTakeFirst();
+  }
+
+  async upsertPlanOverride(override: Selectable<BillingPlanOverridesTable>): Promise<void> {
+    const { plan_id, until, set_by, updated_at } = override;
+    await this.db
+      .insertInto('billing_plan_overrides')
+      .values(override)
+      .onConflict((conflict) => conflict.column('user_id').doUpdateSet({ plan_id, until, set_by, updated_at }))
+      .execute();
+  }
+
+  /** False when the user had no override. */
+  async deletePlanOverride(userId: number): Promise<boolean> {
+    const result = await this.db.deleteFrom('billing_plan_overrides').where('user_id', '=', userId).executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
   }
 
   // Customers

@@ -14,4 +14,9 @@ export const billingRouteAccess = {
   'POST /api/subscriptions/google/purchases': 'user',
 
   'GET /api/subscriptions/by-provider/:provider/:subscription_id': 'admin',
+  'PUT /api/subscriptions/:user_id/plan': 'admin',
+  'DELETE /api/subscriptions/:user_id/plan': 'admin',
+
+  // The remote entitlement of processes without billing (remote-entitlement.ts).
+  'GET /api/subscriptions/internal/entitlement/:user_id': 'service',
 } as const satisfies RouteAccessTable;

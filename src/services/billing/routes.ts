@@ -2,8 +2,9 @@ import type { FastifyRequest } from 'fastify';
 import type { HttpApp } from '../../platform/http/app.ts';
 import { AppError } from './errors.ts';
 import { requireIdentity } from '../../platform/http/identity.ts';
-import { isEntitled } from './entitlement.ts';
+import { isEntitled } from './subscription-check.ts';
 import type { Entitlement } from './entitlement.ts';
+import type { UsageRegistry } from './plans/usage.ts';
 import {
   ByProviderParams,
   CheckSubscriptionResponse,
@@ -12,7 +13,8 @@ import {
   GooglePurchaseResponse,
   Subscription,
   UserIdParams,
-  toCheckResponse,
+  toCheckFields,
+  toPlanView,
   toSubscription,
 } from './schemas.ts';
 import { toEntitlementRecord } from './service.ts';
@@ -21,12 +23,17 @@ import type { BillingService } from './service.ts';
 export interface SubscriptionRouteDeps {
   service: BillingService;
   entitlement: Entitlement;
+  usage: UsageRegistry;
 }
 
 const QUERY_AUTH = 'The bearer\'s own user id, any user id for administrators, or a service call with X-Internal-Token.';
 
 export function registerSubscriptionRoutes(app: HttpApp, deps: SubscriptionRouteDeps): void {
-  const { service, entitlement } = deps;
+  const { service, entitlement, usage } = deps;
+  const planAndUsage = async (userId: number) => {
+    const [grant, counts] = await Promise.all([entitlement.planOf(userId), usage.of(userId)]);
+    return { plan: toPlanView(grant.plan), usage: counts };
+  };
 
   app.get(
     '/api/subscriptions/:user_id',
@@ -34,7 +41,7 @@ export function registerSubscriptionRoutes(app: HttpApp, deps: SubscriptionRoute
       schema: {
         tags: ['billing'],
         summary: 'A user\'s subscriptions, one per provider, with the app_account_token for App Store purchases',
-        description: `${QUERY_AUTH} 404 when the user does not exist.`,
+        description: `${QUERY_AUTH} 404 when the user does not exist. \`plan\` is the plan that applies now, \`usage\` what the user holds (docs/plans.md).`,
         params: UserIdParams,
         response: { 200: GetSubscriptionsResponse },
       },
@@ -51,6 +58,7 @@ export function registerSubscriptionRoutes(app: HttpApp, deps: SubscriptionRoute
         app_account_token: appAccountToken,
         subscriptions: subscriptions.map(toSubscription),
         has_active_subscription: subscriptions.some((row) => isEntitled(toEntitlementRecord(row), now)),
+        ...(await planAndUsage(userId)),
       };
     },
   );
@@ -61,7 +69,7 @@ export function registerSubscriptionRoutes(app: HttpApp, deps: SubscriptionRoute
       schema: {
         tags: ['billing'],
         summary: 'Whether a user is subscribed (fast, cached; meant for calls between services)',
-        description: `${QUERY_AUTH} A user without records, or unknown, answers is_subscribed false.`,
+        description: `${QUERY_AUTH} A user without records, or unknown, answers is_subscribed false, on the default plan.`,
         params: UserIdParams,
         response: { 200: CheckSubscriptionResponse },
       },
@@ -69,7 +77,8 @@ export function registerSubscriptionRoutes(app: HttpApp, deps: SubscriptionRoute
     async (request) => {
       const userId = request.params.user_id;
       await authorizeUserQuery(request, userId, service);
-      return toCheckResponse(await entitlement.check(userId));
+      const [check, extra] = await Promise.all([entitlement.check(userId), planAndUsage(userId)]);
+      return { ...toCheckFields(check), ...extra };
     },
   );
 

@@ -1,7 +1,9 @@
 import { Type } from 'typebox';
 import type { Static } from 'typebox';
-import { IdParam } from '../../platform/http/schemas.ts';
-import type { SubscriptionCheck } from './entitlement.ts';
+import { IdParam, isoOrNull } from '../../platform/http/schemas.ts';
+import type { SubscriptionCheck } from './subscription-check.ts';
+import type { PlanView } from './plans/catalog.ts';
+import type { PlanGrant } from './plans/grant.ts';
 import type { SubscriptionRow } from './repository.ts';
 import type { WebhookResult } from './service.ts';
 
@@ -31,20 +33,67 @@ export const Subscription = Type.Object({
   created_at: Timestamp,
 });
 
+const Limit = Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: 'null: no limit' });
+
+/** DESIGN §5.8: the plan that applies to the user now. */
+export const PlanSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  limits: Type.Object({ devices: Limit, geofences: Limit, shares: Limit, notificationRules: Limit, historyDays: Limit }),
+  features: Type.Object({
+    commands: Type.Boolean(),
+    channels: Type.Union([Type.Array(Type.String()), Type.Null()], { description: 'The notification channels allowed; null: every channel' }),
+  }),
+});
+
+const Count = Type.Union([Type.Integer({ minimum: 0 }), Type.Null()], { description: 'null: counted by a module this process does not run' });
+
+/** What the user holds of each limited kind (shares: the shares of the devices they own). */
+export const UsageSchema = Type.Object({ devices: Count, geofences: Count, shares: Count, notificationRules: Count });
+
 export const GetSubscriptionsResponse = Type.Object({
   user_id: Type.Integer(),
   app_account_token: Type.String({ format: 'uuid', description: 'Pass to StoreKit as appAccountToken so App Store notifications name this user' }),
   subscriptions: Type.Array(Subscription),
   has_active_subscription: Type.Boolean(),
+  plan: PlanSchema,
+  usage: UsageSchema,
 });
 
-export const CheckSubscriptionResponse = Type.Object({
+const CheckFields = Type.Object({
   user_id: Type.Integer(),
   is_subscribed: Type.Boolean(),
   status: Type.Union([SubscriptionStatusSchema, Type.Null()]),
   provider: Type.Union([ProviderName, Type.Null()]),
   plan_id: Type.Union([Type.String(), Type.Null()]),
   expires_at: OptionalTimestamp,
+});
+
+export const CheckSubscriptionResponse = Type.Object({ ...CheckFields.properties, plan: PlanSchema, usage: UsageSchema });
+
+export const PlanOverrideRequest = Type.Object(
+  {
+    planId: Type.String({ minLength: 1, maxLength: 64 }),
+    until: Type.Optional(Type.Union([Timestamp, Type.Null()], { description: 'When the override ends (in the future); left out or null: never' })),
+  },
+  { additionalProperties: false },
+);
+
+export const PlanOverrideResponse = Type.Object({
+  user_id: Type.Integer(),
+  plan_id: Type.String(),
+  until: OptionalTimestamp,
+  plan: PlanSchema,
+});
+
+/** What a process without the billing module caches of a user (remote-entitlement.ts). */
+export const EntitlementAnswer = Type.Object({
+  check: CheckFields,
+  plan: PlanSchema,
+  source: Type.Union([Type.Literal('default'), Type.Literal('subscription'), Type.Literal('override')]),
+  administrator: Type.Boolean(),
+  valid_until: OptionalTimestamp,
+  grace_days: Type.Integer({ minimum: 0 }),
 });
 
 export const WebhookResponse = Type.Object({
@@ -80,10 +129,6 @@ export const GooglePurchaseResponse = Type.Object({
   }),
 });
 
-function iso(millis: number | null): string | null {
-  return millis === null ? null : new Date(millis).toISOString();
-}
-
 export function toSubscription(row: SubscriptionRow): Static<typeof Subscription> {
   return {
     id: row.id,
@@ -92,14 +137,29 @@ export function toSubscription(row: SubscriptionRow): Static<typeof Subscription
     plan_id: row.plan_id,
     plan_name: row.plan_name,
     status: row.status,
-    current_period_start: iso(row.current_period_start),
-    current_period_end: iso(row.current_period_end),
-    canceled_at: iso(row.canceled_at),
+    current_period_start: isoOrNull(row.current_period_start),
+    current_period_end: isoOrNull(row.current_period_end),
+    canceled_at: isoOrNull(row.canceled_at),
     created_at: new Date(row.created_at).toISOString(),
   };
 }
 
-export function toCheckResponse(check: SubscriptionCheck): Static<typeof CheckSubscriptionResponse> {
+export function toPlanView(plan: PlanView): Static<typeof PlanSchema> {
+  return { id: plan.id, name: plan.name, limits: { ...plan.limits }, features: { commands: plan.features.commands, channels: plan.features.channels && [...plan.features.channels] } };
+}
+
+export function toEntitlementAnswer(check: SubscriptionCheck, grant: PlanGrant): Static<typeof EntitlementAnswer> {
+  return {
+    check: toCheckFields(check),
+    plan: toPlanView(grant.plan),
+    source: grant.source,
+    administrator: grant.administrator,
+    valid_until: isoOrNull(grant.validUntil),
+    grace_days: grant.graceDays,
+  };
+}
+
+export function toCheckFields(check: SubscriptionCheck): Static<typeof CheckFields> {
   return {
     user_id: check.userId,
     is_subscribed: check.isSubscribed,

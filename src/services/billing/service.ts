@@ -4,8 +4,10 @@ import type { EventBus } from '../../platform/bus.ts';
 import type { FactRecorder } from '../../platform/outbox/outbox.ts';
 import { AppError } from './errors.ts';
 import type { UserDirectory } from '../auth/users/directory.ts';
-import { isEntitled } from './entitlement.ts';
-import type { EntitlementRecord } from './entitlement.ts';
+import { isEntitled } from './subscription-check.ts';
+import type { EntitlementRecord } from './subscription-check.ts';
+import type { PlanCatalog } from './plans/catalog.ts';
+import type { EntitlementState } from './plans/grant.ts';
 import { WebhookError } from './providers/index.ts';
 import type { BillingProvider, ProviderNotification, SubscriptionChange, SubscriptionStatus } from './providers/index.ts';
 import type { BillingRepository, SubscriptionRow, WebhookEventOutcome } from './repository.ts';
@@ -53,6 +55,8 @@ export interface UserSubscriptions {
 
 export interface BillingServiceOptions {
   repository: BillingRepository;
+  /** The plans of PLANS_FILE: overrides must name one of them. */
+  catalog: PlanCatalog;
   /** Undefined when billing runs without a user directory (split mode without AUTH_URL). */
   users: UserDirectory | undefined;
   bus: EventBus;
@@ -88,6 +92,7 @@ interface ParkedChange {
 /** Subscription state: verified provider notifications in, one record per (user, provider) out. */
 export class BillingService {
   private readonly repository: BillingRepository;
+  private readonly catalog: PlanCatalog;
   private readonly users: UserDirectory | undefined;
   private readonly bus: EventBus;
   private readonly facts: FactRecorder;
@@ -95,6 +100,7 @@ export class BillingService {
 
   constructor(options: BillingServiceOptions) {
     this.repository = options.repository;
+    this.catalog = options.catalog;
     this.users = options.users;
     this.bus = options.bus;
     this.facts = options.facts;
@@ -211,8 +217,47 @@ export class BillingService {
     return this.repository.findByProviderSubscription(provider, providerSubscriptionId);
   }
 
-  async entitlementRecords(userId: number): Promise<EntitlementRecord[]> {
-    return (await this.repository.subscriptionsOfUser(userId)).map(toEntitlementRecord);
+  /** What decides the user's plan: their records, an administrator's override, and whether they are an administrator. */
+  async entitlementState(userId: number): Promise<EntitlementState> {
+    const [rows, override, administrator] = await Promise.all([
+      this.repository.subscriptionsOfUser(userId),
+      this.repository.findPlanOverride(userId),
+      this.isAdministrator(userId),
+    ]);
+    return {
+      records: rows.map(toEntitlementRecord),
+      override: override && { planId: override.plan_id, until: override.until },
+      administrator,
+    };
+  }
+
+  /**
+   * An administrator puts the user on a plan, for good or until `until`, whatever their subscriptions say.
+   * 400 UNKNOWN_PLAN for a plan the file does not define; 404 for an unknown user.
+   */
+  async setPlanOverride(administratorId: number, userId: number, planId: string, until: number | null): Promise<void> {
+    if (!this.catalog.find(planId)) throw new AppError('UNKNOWN_PLAN', `No plan has the id "${planId}"`, { details: [{ path: '/body/planId', message: 'is not a plan of PLANS_FILE' }] });
+    const now = Date.now();
+    if (until !== null && (until <= now || until > LATEST_TIME_MS)) {
+      throw new AppError('VALIDATION_FAILED', '/body/until must be in the future (and before the year 10000)', { details: [{ path: '/body/until', message: 'must be in the future' }] });
+    }
+    if (!(await this.userExists(userId))) throw new AppError('NOT_FOUND', 'User not found');
+    await this.repository.transaction(async (tx) => {
+      await tx.upsertPlanOverride({ user_id: userId, plan_id: planId, until, set_by: administratorId, updated_at: now });
+      await tx.recordSubscriptionChange(this.facts, userId);
+    });
+    await this.announceChange(userId);
+  }
+
+  /** 404 when the user has no override. */
+  async clearPlanOverride(userId: number): Promise<void> {
+    const deleted = await this.repository.transaction(async (tx) => {
+      if (!(await tx.deletePlanOverride(userId))) return false;
+      await tx.recordSubscriptionChange(this.facts, userId);
+      return true;
+    });
+    if (!deleted) throw new AppError('NOT_FOUND', 'This user has no plan override');
+    await this.announceChange(userId);
   }
 
   /** False only when the directory says the user does not exist. */

@@ -7,6 +7,7 @@ export interface BillingTables {
   billing_customers: BillingCustomersTable;
   billing_webhook_events: BillingWebhookEventsTable;
   billing_google_purchase_links: BillingGooglePurchaseLinksTable;
+  billing_plan_overrides: BillingPlanOverridesTable;
 }
 
 /** One record per (user, provider); it follows the provider's subscription named by provider_subscription_id. */
@@ -58,4 +59,14 @@ export interface BillingGooglePurchaseLinksTable {
   product_id: string | null;
   created_at: number;
   linked_at: number | null;
+}
+
+/** An administrator's choice of a user's plan (docs/plans.md), one per user; it ends at `until` when set. */
+export interface BillingPlanOverridesTable {
+  user_id: number;
+  plan_id: string;
+  until: number | null;
+  /** The administrator who set it. */
+  set_by: number;
+  updated_at: number;
 }

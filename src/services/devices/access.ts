@@ -3,18 +3,9 @@
  * the few device facts the tracking module needs. Tracking calls accessFor on every request, so it
  * answers from one indexed query, cached per request (pass the request as `scope`).
  */
-export interface DevicePermissions {
-  /** View positions and history. */
-  position: boolean;
-  /** View device events. */
-  events: boolean;
-  /** View geofences. */
-  geofences: boolean;
-  /** Receive notifications. */
-  notifications: boolean;
-  /** Send commands to the device. */
-  commands: boolean;
-}
+import type { Device, DevicePermissions, DeviceStatus } from '../../client/tracking-types.ts';
+
+export type { DevicePermissions, DeviceStatus };
 
 /** Longest uniqueId a device may have (the column is varchar(128)): ingestion refuses longer ids unread. */
 export const MAX_UNIQUE_ID_LENGTH = 128;
@@ -133,25 +124,10 @@ export function accessPerScope(load: (userId: number) => Promise<DeviceAccess>):
   };
 }
 
-export type DeviceStatus = 'online' | 'offline' | 'unknown';
-
 /** A device as stored, without anything that depends on who looks at it. Times are epoch milliseconds. */
-export interface DeviceRecord {
-  id: number;
-  name: string;
-  uniqueId: string;
-  status: DeviceStatus;
+export interface DeviceRecord extends Omit<Device, 'lastUpdate' | 'expirationTime' | 'claimToken' | 'isOwner' | 'permissions' | 'sharedBy'> {
   lastUpdate: number | null;
-  positionId: number | null;
-  phone: string | null;
-  model: string | null;
-  contact: string | null;
-  category: string | null;
-  disabled: boolean;
   expirationTime: number | null;
-  groupId: number | null;
-  calendarId: number | null;
-  attributes: Record<string, unknown>;
   ownerId: number;
 }
 
@@ -168,27 +144,7 @@ export interface DeviceStatusChange extends DeviceStatusUpdate {
 }
 
 /** The Device of spec §2.3 as one user sees it (JSON-safe: times are ISO 8601). */
-export interface DeviceView {
-  id: number;
-  name: string;
-  uniqueId: string;
-  status: DeviceStatus;
-  lastUpdate: string | null;
-  positionId: number | null;
-  phone: string | null;
-  model: string | null;
-  contact: string | null;
-  category: string | null;
-  disabled: boolean;
-  expirationTime: string | null;
-  groupId: number | null;
-  calendarId: number | null;
-  attributes: Record<string, unknown>;
-  claimToken?: string;
-  isOwner: boolean;
-  permissions: DevicePermissions;
-  sharedBy?: number;
-}
+export type DeviceView = Device;
 
 /** What other modules (tracking) use of the devices module. */
 export interface DeviceAccessApi {

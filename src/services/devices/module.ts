@@ -2,8 +2,11 @@ import type { Kysely } from 'kysely';
 import { defineModule } from '../../platform/module.ts';
 import type { ModuleContext, ServiceModule } from '../../platform/module.ts';
 import { registerHealthRoute } from '../../platform/http/health.ts';
+import { registerUserCountsRoute, remoteUserCounts } from '../../platform/http/user-counts.ts';
+import type { UserCounts } from '../../platform/http/user-counts.ts';
 import { chooseRateLimiter } from '../../platform/rate-limit.ts';
 import type { UserDirectory } from '../auth/users/directory.ts';
+import type { Entitlement } from '../billing/module.ts';
 import type { DeviceAccessApi } from './access.ts';
 import { DeviceCaches } from './caches.ts';
 import { unavailableUserDirectory } from './callers.ts';
@@ -32,7 +35,14 @@ declare module '../../platform/module.ts' {
 export interface DevicesDeps {
   /** The auth module's directory; undefined when auth runs in another process and no remote directory is given. */
   users: UserDirectory | undefined;
+  /** Billing's plans; undefined when billing runs in another process and no BILLING_URL is given (no plan limits then). */
+  entitlement?: Entitlement | undefined;
 }
+
+/** What devices counts per user for billing's usage: the devices they own, the shares of those devices. */
+const DEVICE_COUNTS = ['devices', 'shares'] as const;
+type DeviceCount = (typeof DEVICE_COUNTS)[number];
+const DEVICES_USAGE_ROUTE = '/api/devices/internal/usage/:userId';
 
 export interface DevicesModule extends ServiceModule {
   api: DeviceAccessApi;
@@ -48,8 +58,15 @@ export async function createDevicesModule(ctx: ModuleContext, deps: DevicesDeps)
   const store = new DevicesStore(database.db as Kysely<DevicesTables>, database.engine);
   // Every instance follows the changes through the bus; several instances on one database need REDIS_URL.
   const caches = new DeviceCaches(bus);
-  const devices = new DeviceService(store, users, bus, caches, ctx.outbox, { registration: config.deviceRegistration, devicesPerUser: config.limits.devicesPerUser });
-  const sharing = new SharingService(store, users, bus, config.limits);
+  const plans = deps.entitlement;
+  if (!plans) log.warn('devices: no billing module in this process and no BILLING_URL; plan limits are not enforced');
+  const devices = new DeviceService(store, users, bus, caches, ctx.outbox, { registration: config.deviceRegistration, devicesPerUser: config.limits.devicesPerUser, plans });
+  const sharing = new SharingService(store, users, bus, config.limits, plans);
+  const counts: UserCounts<DeviceCount> = {
+    devices: (userId) => store.devices.countOwnedBy(userId),
+    shares: (userId) => store.devices.countSharesGrantedBy(userId),
+  };
+  plans?.usage?.contribute(counts);
   const claimTokens = new ClaimTokenService(store, bus);
   const access = new DeviceAccessResolver(store.devices, users, caches.grants);
 
@@ -73,6 +90,7 @@ export async function createDevicesModule(ctx: ModuleContext, deps: DevicesDeps)
       registerDeviceRoutes(app, { devices, sharing, claimTokens, rateLimiter });
       registerClaimTokenRoutes(app, { claimTokens });
       registerInternalDeviceRoutes(app, { access, devices: api });
+      registerUserCountsRoute(app, DEVICES_USAGE_ROUTE, counts);
     },
   };
 }
@@ -85,6 +103,7 @@ export const devicesModule = defineModule({
   provides: 'devices',
   provide: (module: DevicesModule) => module.api,
   remote: ({ client }) => remoteDevices(client),
-  needs: ['users'],
+  remoteCounts: (client) => remoteUserCounts(client, DEVICES_USAGE_ROUTE, DEVICE_COUNTS),
+  needs: ['users', 'entitlement'],
   create: createDevicesModule,
 });

@@ -47,9 +47,6 @@ const SHARE_COLUMNS = [
 /** Values per IN list, well under both engines' bound-parameter limits. */
 const UNIQUE_ID_CHUNK = 500;
 // SQLite: 7 bound parameters per row, so 2 048 rows stay below its 32 766.
-const STATUS_CHUNK = 2_048;
-/** A VALUES row that matches no device (ids start at 1): pads a chunk to a power of two rows. */
-const NO_CHANGE: StatusChangeRow = { id: 0 };
 /** The UPDATE after the `changes (id, set_status, status, set_last_update, last_update, set_position_id, position_id)` CTE. */
 const STATUS_UPDATE = sql`
   update devices set
@@ -163,13 +160,11 @@ export class DeviceRepository {
    * UNNEST of one array per column (a constant, short statement however many rows), committed
    * without waiting for the WAL flush (visible at once; derived from the positions, which are
    * flushed, and rewritten by the device's next message should a database crash lose it); on SQLite an
-   * UPDATE ... FROM a VALUES list per chunk, padded to a power of two rows, so a dozen statement
-   * texts cover every size and the statement cache spares preparing one each time (which costs more
-   * than running it).
+   * UPDATE ... FROM json_each of one JSON parameter, one statement text that is prepared once.
    */
   async updateStatuses(rows: readonly StatusChangeRow[]): Promise<number[]> {
     if (rows.length === 0) return [];
-    const updated = this.engine === 'postgres' ? await this.updateStatusesUnnest(rows) : await this.updateStatusesInChunks(rows);
+    const updated = this.engine === 'postgres' ? await this.updateStatusesUnnest(rows) : await this.updateStatusesJson(rows);
     return updated.sort((a, b) => a - b);
   }
 
@@ -189,23 +184,24 @@ export class DeviceRepository {
     return result.rows.map((row) => Number(row.id));
   }
 
-  private async updateStatusesInChunks(rows: readonly StatusChangeRow[]): Promise<number[]> {
-    const updated: number[] = [];
-    for (let start = 0; start < rows.length; start += STATUS_CHUNK) {
-      const chunk = rows.slice(start, start + STATUS_CHUNK);
-      const padded = [...chunk, ...Array.from({ length: 2 ** Math.ceil(Math.log2(chunk.length)) - chunk.length }, () => NO_CHANGE)];
-      const values = padded.map(
-        (row) =>
-          sql`(cast(${row.id} as bigint), cast(${row.status === undefined ? 0 : 1} as integer), cast(${row.status ?? null} as varchar(16)),
-               cast(${row.last_update === undefined ? 0 : 1} as integer), cast(${row.last_update ?? null} as bigint),
-               cast(${row.position_id === undefined ? 0 : 1} as integer), cast(${row.position_id ?? null} as bigint))`,
-      );
-      const result = await sql<{ id: number }>`
-        with changes (id, set_status, status, set_last_update, last_update, set_position_id, position_id) as (values ${sql.join(values)})
-        ${STATUS_UPDATE}`.execute(this.db);
-      updated.push(...result.rows.map((row) => Number(row.id)));
-    }
-    return updated;
+  private async updateStatusesJson(rows: readonly StatusChangeRow[]): Promise<number[]> {
+    // One JSON text whatever the row count: building a VALUES list cost more per row than the update itself.
+    const changes = JSON.stringify(
+      rows.map((row) => [
+        row.id,
+        row.status === undefined ? 0 : 1,
+        row.status ?? null,
+        row.last_update === undefined ? 0 : 1,
+        row.last_update ?? null,
+        row.position_id === undefined ? 0 : 1,
+        row.position_id ?? null,
+      ]),
+    );
+    const result = await sql<{ id: number }>`
+      with changes (id, set_status, status, set_last_update, last_update, set_position_id, position_id) as (
+        select value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6 from json_each(${changes}))
+      ${STATUS_UPDATE}`.execute(this.db);
+    return result.rows.map((row) => Number(row.id));
   }
 
   /** Deletes the device and records the fact for the modules holding its data; call it inside a transaction. */
@@ -234,6 +230,19 @@ export class DeviceRepository {
   async countSharesOf(deviceId: number): Promise<number> {
     const count = (table: 'device_shares' | 'device_invitations') =>
       this.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('count')).where('device_id', '=', deviceId).executeTakeFirstOrThrow();
+    const [shares, invitations] = await Promise.all([count('device_shares'), count('device_invitations')]);
+    return Number(shares.count) + Number(invitations.count);
+  }
+
+  /** Shares (pending ones included) of every device the owner owns: what a plan's `shares` limit counts. */
+  async countSharesGrantedBy(ownerId: number): Promise<number> {
+    const count = (table: 'device_shares' | 'device_invitations') =>
+      this.db
+        .selectFrom(table)
+        .innerJoin('devices', 'devices.id', `${table}.device_id`)
+        .select((eb) => eb.fn.countAll<number>().as('count'))
+        .where('devices.owner_id', '=', ownerId)
+        .executeTakeFirstOrThrow();
     const [shares, invitations] = await Promise.all([count('device_shares'), count('device_invitations')]);
     return Number(shares.count) + Number(invitations.count);
   }

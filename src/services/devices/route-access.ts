@@ -28,4 +28,5 @@ export const devicesRouteAccess = {
   'POST /api/devices/internal/devices/by-unique-id': 'service',
   'POST /api/devices/internal/views': 'service',
   'PUT /api/devices/internal/statuses': 'service',
+  'GET /api/devices/internal/usage/:userId': 'service',
 } as const satisfies RouteAccessTable;

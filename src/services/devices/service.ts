@@ -15,8 +15,9 @@ import type { ClaimTokenRow } from './claim-tokens/repository.ts';
 import type { DeviceDeleted, DevicesUpdated } from './events.ts';
 import type { DeviceWithToken, StatusChangeRow, VisibleDeviceRow } from './repository.ts';
 import type { DevicesStore } from './store.ts';
-import { isUniqueViolation } from './store.ts';
+import { isUniqueViolation, requireDevice } from './store.ts';
 import type { DevicesTable } from './tables.ts';
+import type { Entitlement } from '../billing/module.ts';
 import { acceptInvitations } from './sharing.ts';
 import { ADMINISTRATOR_VIEWPOINT, OWNER_VIEWPOINT, toPermissions, toRecord, toView } from './views.ts';
 import type { Viewpoint } from './views.ts';
@@ -24,10 +25,12 @@ import type { Viewpoint } from './views.ts';
 /** Concurrent claims of one token settle within a retry or two; more means something keeps changing it. */
 const CLAIM_ATTEMPTS = 3;
 
-/** How the operator lets users add devices (config: DEVICE_REGISTRATION, MAX_DEVICES_PER_USER). */
+/** How the operator lets users add devices (config: DEVICE_REGISTRATION, MAX_DEVICES_PER_USER) and the plans billing enforces. */
 export interface DevicePolicy {
   registration: DeviceRegistration;
   devicesPerUser: number;
+  /** Billing's plans (docs/plans.md); undefined where no billing module can be reached: no plan limits. */
+  plans: Entitlement | undefined;
 }
 
 export interface DeviceInput {
@@ -109,7 +112,7 @@ export class DeviceService {
     const visible = (await this.visibleTo(caller)).get(deviceId);
     if (visible) return toView(visible, visibleViewpoint(visible, caller));
     // Neither owned nor shared: an administrator sees it all the same, anyone else learns 403 or 404.
-    const row = await this.requireDevice(deviceId);
+    const row = await requireDevice(this.store, deviceId);
     return toView(row, await this.viewpointOf(caller, row));
   }
 
@@ -169,7 +172,7 @@ export class DeviceService {
       throw error;
     }
     await announceAccessChange(this.bus, { userIds: [caller.id] });
-    return toView(await this.requireDevice(deviceId), OWNER_VIEWPOINT);
+    return toView(await requireDevice(this.store, deviceId), OWNER_VIEWPOINT);
   }
 
   /** A create with deviceToken: the token must be the caller's to claim and name the same device. */
@@ -196,7 +199,7 @@ export class DeviceService {
 
   async update(callerId: number, deviceId: number, changes: DeviceChanges): Promise<DeviceView> {
     const caller = await resolveCaller(this.users, callerId);
-    const row = await this.requireDevice(deviceId);
+    const row = await requireDevice(this.store, deviceId);
     assertOwnerOrAdministrator(caller, row);
     assertMayChangeDevices(caller);
     const update: Updateable<DevicesTable> = { updated_at: Date.now() };
@@ -210,13 +213,13 @@ export class DeviceService {
     if (changes.attributes !== undefined) update.attributes = JSON.stringify(changes.attributes);
     await this.store.devices.update(deviceId, update);
     await announceAccessChange(this.bus, { deviceIds: [deviceId] });
-    const updated = await this.requireDevice(deviceId);
+    const updated = await requireDevice(this.store, deviceId);
     return toView(updated, await this.viewpointOf(caller, updated));
   }
 
   async delete(callerId: number, deviceId: number): Promise<void> {
     const caller = await resolveCaller(this.users, callerId);
-    const row = await this.requireDevice(deviceId);
+    const row = await requireDevice(this.store, deviceId);
     assertOwnerOrAdministrator(caller, row);
     assertMayChangeDevices(caller);
     await this.removeDevice(deviceId);
@@ -286,12 +289,16 @@ export class DeviceService {
     }
   }
 
-  /** 409 LIMIT_REACHED when the user owns MAX_DEVICES_PER_USER devices already (administrators are exempt). */
+  /**
+   * 409 LIMIT_REACHED when the user owns MAX_DEVICES_PER_USER devices already, 402 PLAN_LIMIT_REACHED when their
+   * plan's `devices` (administrators are exempt from both).
+   */
   private async assertMayOwnAnother(user: UserAccess): Promise<void> {
     if (user.administrator) return;
     const owned = await this.store.devices.countOwnedBy(user.id);
     const max = this.policy.devicesPerUser;
     if (owned >= max) throw limitReached('devices', max, owned, `A user may own at most ${max} devices (MAX_DEVICES_PER_USER)`);
+    await this.policy.plans?.assertWithinLimit(user.id, 'devices', owned);
   }
 
   private async ownedView(deviceId: number | null, userId: number): Promise<{ device?: DeviceView }> {
@@ -364,12 +371,6 @@ export class DeviceService {
     const event: DevicesUpdated = { deviceIds };
     if (deviceIds.length > 0) await this.bus.publish('devices.device.updated', event);
     return deviceIds;
-  }
-
-  private async requireDevice(deviceId: number): Promise<DeviceWithToken> {
-    const row = await this.store.devices.findById(deviceId);
-    if (!row) throw new AppError('NOT_FOUND', 'No such device');
-    return row;
   }
 
   /** How the caller sees a device, or 403 when they may not see it at all. */

@@ -9,21 +9,14 @@ import { announceAccessChange } from './caches.ts';
 import { assertMayChangeDevices, resolveCaller } from './callers.ts';
 import type { DeviceRow, InvitationRow, ShareRow } from './repository.ts';
 import type { DevicesStore } from './store.ts';
-import { isUniqueViolation } from './store.ts';
-import { isoOrNull, toFlags, toPermissions } from './views.ts';
+import { isUniqueViolation, requireDevice } from './store.ts';
+import { toFlags, toPermissions } from './views.ts';
+import { isoOrNull } from '../../platform/http/schemas.ts';
+import type { Entitlement } from '../billing/module.ts';
+import type { Share } from '../../client/tracking-types.ts';
 
-export interface ShareView {
-  deviceId: number;
-  /** Null while no account has the address (a pending share), and in the answer to a new share. */
-  userId: number | null;
-  email: string;
-  /** Null with userId. */
-  name: string | null;
-  permissions: DevicePermissions;
-  sharedBy: number;
-  createdAt: string;
-  updatedAt: string;
-}
+/** A share as its device's owner sees it; userId and name are null while no account has the address, and in the answer to a new share. */
+export type ShareView = Share;
 
 export interface NewShare {
   email: string;
@@ -41,18 +34,21 @@ export class SharingService {
   private readonly users: UserDirectory;
   private readonly bus: EventBus;
   private readonly limits: Pick<ServerLimits, 'sharesPerDevice'>;
+  /** Billing's plans: the owner's `shares` limit; undefined where no billing module can be reached. */
+  private readonly plans: Entitlement | undefined;
 
-  constructor(store: DevicesStore, users: UserDirectory, bus: EventBus, limits: Pick<ServerLimits, 'sharesPerDevice'>) {
+  constructor(store: DevicesStore, users: UserDirectory, bus: EventBus, limits: Pick<ServerLimits, 'sharesPerDevice'>, plans: Entitlement | undefined) {
     this.store = store;
     this.users = users;
     this.bus = bus;
     this.limits = limits;
+    this.plans = plans;
   }
 
   async share(callerId: number, deviceId: number, input: NewShare): Promise<ShareView> {
     const caller = await resolveCaller(this.users, callerId);
     const device = await this.managedDevice(caller, deviceId);
-    if (!caller.administrator) await this.assertMayShareAgain(deviceId);
+    if (!caller.administrator) await this.assertMayShareAgain(device);
     const email = input.email.trim().toLowerCase();
     if ((await this.users.get(device.owner_id))?.email.toLowerCase() === email) throw new AppError('CANNOT_SHARE_WITH_OWNER');
     const now = Date.now();
@@ -115,7 +111,7 @@ export class SharingService {
   /** The owner or an administrator ends a share; a user may also leave a share made to them. */
   async remove(callerId: number, deviceId: number, userId: number): Promise<void> {
     const caller = await resolveCaller(this.users, callerId);
-    const device = await this.requireDevice(deviceId);
+    const device = await requireDevice(this.store, deviceId);
     if (caller.id === userId && device.owner_id !== caller.id) {
       if (await this.deleteShare(deviceId, userId)) return;
       if (caller.administrator) throw new AppError('NOT_FOUND', 'The device is not shared with this user');
@@ -125,11 +121,15 @@ export class SharingService {
     if (!(await this.deleteShare(deviceId, userId))) throw new AppError('NOT_FOUND', 'The device is not shared with this user');
   }
 
-  /** 409 LIMIT_REACHED when the device is shared MAX_SHARES_PER_DEVICE times already: each share adds to every position's fan-out. */
-  private async assertMayShareAgain(deviceId: number): Promise<void> {
-    const shares = await this.store.devices.countSharesOf(deviceId);
+  /**
+   * 409 LIMIT_REACHED when the device is shared MAX_SHARES_PER_DEVICE times already: each share adds to every
+   * position's fan-out. 402 PLAN_LIMIT_REACHED when the owner's plan allows no more shares of their devices.
+   */
+  private async assertMayShareAgain(device: DeviceRow): Promise<void> {
+    const shares = await this.store.devices.countSharesOf(device.id);
     const max = this.limits.sharesPerDevice;
     if (shares >= max) throw limitReached('sharesPerDevice', max, shares, `A device may be shared with at most ${max} users (MAX_SHARES_PER_DEVICE)`);
+    if (this.plans) await this.plans.assertWithinLimit(device.owner_id, 'shares', await this.store.devices.countSharesGrantedBy(device.owner_id));
   }
 
   private async deleteShare(deviceId: number, userId: number): Promise<boolean> {
@@ -140,7 +140,7 @@ export class SharingService {
 
   /** The device exists (else 404) and the caller owns it or is an administrator (else 403). */
   private async ownedDevice(caller: UserAccess, deviceId: number): Promise<DeviceRow> {
-    const device = await this.requireDevice(deviceId);
+    const device = await requireDevice(this.store, deviceId);
     if (device.owner_id !== caller.id && !caller.administrator) {
       throw new AppError('FORBIDDEN', 'Only the owner or an administrator may manage the shares of this device');
     }
@@ -151,12 +151,6 @@ export class SharingService {
   private async managedDevice(caller: UserAccess, deviceId: number): Promise<DeviceRow> {
     const device = await this.ownedDevice(caller, deviceId);
     assertMayChangeDevices(caller);
-    return device;
-  }
-
-  private async requireDevice(deviceId: number): Promise<DeviceRow> {
-    const device = await this.store.devices.findById(deviceId);
-    if (!device) throw new AppError('NOT_FOUND', 'No such device');
     return device;
   }
 

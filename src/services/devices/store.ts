@@ -1,7 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { Engine } from '../../platform/db/database.ts';
 import { ClaimTokenRepository } from './claim-tokens/repository.ts';
+import { AppError } from './errors.ts';
 import { DeviceRepository } from './repository.ts';
+import type { DeviceWithToken } from './repository.ts';
 import type { DevicesTables } from './tables.ts';
 
 export interface DeviceRepositories {
@@ -32,4 +34,11 @@ export class DevicesStore implements DeviceRepositories {
 export function isUniqueViolation(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
+/** The device, or 404 NOT_FOUND when there is none. */
+export async function requireDevice(store: DevicesStore, deviceId: number): Promise<DeviceWithToken> {
+  const row = await store.devices.findById(deviceId);
+  if (!row) throw new AppError('NOT_FOUND', 'No such device');
+  return row;
 }

@@ -1,11 +1,8 @@
+import { isoOrNull } from '../../platform/http/schemas.ts';
 import { ALL_PERMISSIONS } from './access.ts';
 import type { DeviceGrant, DevicePermissions, DeviceRecord, DeviceStatus, DeviceView } from './access.ts';
 import { formatClaimToken } from './claim-tokens/code.ts';
 import type { DeviceRow, DeviceWithToken, ShareFlags } from './repository.ts';
-
-export function isoOrNull(epochMs: number | null): string | null {
-  return epochMs === null ? null : new Date(epochMs).toISOString();
-}
 
 /** A flag is granted only when 1 (null: no share). */
 export function toPermissions(flags: { [Flag in keyof ShareFlags]: ShareFlags[Flag] | null }): DevicePermissions {
@@ -29,6 +26,11 @@ export function toFlags(permissions: DevicePermissions): ShareFlags {
 }
 
 export function toRecord(row: DeviceRow): DeviceRecord {
+  return { ...storedFields(row), ownerId: row.owner_id };
+}
+
+/** What a device's record and every view of it share: times still epoch milliseconds. */
+function storedFields(row: DeviceRow): Omit<DeviceRecord, 'ownerId'> {
   return {
     id: row.id,
     name: row.name,
@@ -45,7 +47,6 @@ export function toRecord(row: DeviceRow): DeviceRecord {
     groupId: row.group_id,
     calendarId: row.calendar_id,
     attributes: JSON.parse(row.attributes) as Record<string, unknown>,
-    ownerId: row.owner_id,
   };
 }
 
@@ -59,21 +60,9 @@ export const ADMINISTRATOR_VIEWPOINT: Viewpoint = { isOwner: false, permissions:
 /** The spec Device as one user sees it: the claim token only for its owner, sharedBy only for others. */
 export function toView(row: DeviceWithToken, viewpoint: Viewpoint): DeviceView {
   return {
-    id: row.id,
-    name: row.name,
-    uniqueId: row.unique_id,
-    status: row.status as DeviceStatus,
+    ...storedFields(row),
     lastUpdate: isoOrNull(row.last_update),
-    positionId: row.position_id,
-    phone: row.phone,
-    model: row.model,
-    contact: row.contact,
-    category: row.category,
-    disabled: row.disabled === 1,
     expirationTime: isoOrNull(row.expiration_time),
-    groupId: row.group_id,
-    calendarId: row.calendar_id,
-    attributes: JSON.parse(row.attributes) as Record<string, unknown>,
     ...(viewpoint.isOwner && row.claim_token ? { claimToken: formatClaimToken(row.claim_token) } : {}),
     isOwner: viewpoint.isOwner,
     permissions: { ...viewpoint.permissions },

@@ -2,10 +2,19 @@ import type { Kysely } from 'kysely';
 import { defineModule } from '../../platform/module.ts';
 import type { ModuleContext, ServiceModule } from '../../platform/module.ts';
 import { registerHealthRoute } from '../../platform/http/health.ts';
+import { registerUserCountsRoute, remoteUserCounts } from '../../platform/http/user-counts.ts';
+import type { UserCounts } from '../../platform/http/user-counts.ts';
 import type { UserDirectory } from '../auth/users/directory.ts';
+import type { Entitlement } from '../billing/module.ts';
 import type { DeviceAccessApi } from '../devices/access.ts';
+import { HistoryCut } from './history-cut.ts';
 import { unavailableDevices, unavailableUsers } from './access.ts';
 import type { TrackingApi } from './api.ts';
+import { CommandDelivery } from './commands/delivery.ts';
+import { ProtocolMemory } from './commands/protocol-memory.ts';
+import { CommandRepository } from './commands/repository.ts';
+import { registerCommandRoutes } from './commands/routes.ts';
+import { CommandService } from './commands/service.ts';
 import { registerEventRoutes } from './events/routes.ts';
 import { EventService } from './events/service.ts';
 import { registerGeofenceRoutes } from './geofences/routes.ts';
@@ -21,10 +30,14 @@ import type { LiveOptions } from './live/hub.ts';
 import { registerLiveRoutes } from './live/routes.ts';
 import { trackingMigrations } from './migrations/index.ts';
 import { registerPositionRoutes } from './positions/routes.ts';
+import { RetentionJob } from './retention/job.ts';
+import { keepEverything, planRetention } from './retention/policy.ts';
+import type { RetentionPolicy } from './retention/policy.ts';
 import { PositionService } from './positions/service.ts';
 import { trackingRouteAccess } from './route-access.ts';
 import { TrackingStore } from './store.ts';
 import type { TrackingTables } from './tables.ts';
+import { systemClock } from './throttled-writer.ts';
 
 export { trackingMigrations };
 
@@ -33,13 +46,24 @@ export interface TrackingDeps {
   devices: DeviceAccessApi | undefined;
   /** The auth module's directory (read-only accounts may not change geofences or delete positions). */
   users: UserDirectory | undefined;
+  /** Billing's plans (geofence limit, history cut); undefined when billing runs elsewhere without BILLING_URL: no plan limits. */
+  entitlement?: Entitlement | undefined;
+  /** How long each owner's history stays; by default the owner's plan (entitlement), without billing everything stays. */
+  retention?: RetentionPolicy;
   /** Live update tuning (docs/live-updates.md); tests shorten the keepalive. */
   live?: Partial<LiveOptions>;
 }
 
+/** What tracking counts per user for billing's usage: their geofences. */
+const TRACKING_COUNTS = ['geofences'] as const;
+type TrackingCount = (typeof TRACKING_COUNTS)[number];
+const TRACKING_USAGE_ROUTE = '/api/tracking/internal/usage/:userId';
+
 export interface TrackingModule extends ServiceModule {
   api: TrackingApi;
   /** Device ingestion: the pipeline behind the listeners, and extra listeners (tests and benchmarks take free ports). */
+  /** The history retention job (docs/tracking.md, "Retention"), scheduled by start() every RETENTION_INTERVAL. */
+  retention: RetentionJob;
   ingestion: {
     pipeline: IngestPipeline;
     /** Opens a listener beside the configured ones (port 0: a free port), closed by stop(); answers the port bound. */
@@ -54,10 +78,33 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
   const devices = deps.devices ?? unavailableDevices;
   const users = deps.users ?? unavailableUsers;
   const store = new TrackingStore(database.db as Kysely<TrackingTables>, database.engine);
-  const positions = new PositionService(store, devices, users, log);
-  const events = new EventService(store, devices);
-  const geofences = new GeofenceService(store, devices, users, bus, config.limits);
+  const plans = deps.entitlement;
+  if (!plans) log.warn('tracking: no billing module in this process and no BILLING_URL; plan limits and history cuts are not applied');
+  const historyCut = new HistoryCut(plans, devices);
+  const positions = new PositionService(store, devices, users, historyCut, log);
+  const events = new EventService(store, devices, historyCut, ctx.outbox);
+  const geofences = new GeofenceService(store, devices, users, bus, config.limits, plans);
+  const counts: UserCounts<TrackingCount> = { geofences: async (userId) => (await store.geofences.usageOf(userId)).geofences };
+  plans?.usage?.contribute(counts);
   const live = new LiveHub({ bus, devices, positions, log }, deps.live);
+  const commandRepository = new CommandRepository(database.db as Kysely<TrackingTables>, database.engine);
+  const protocols = new ProtocolMemory(commandRepository);
+  const delivery = new CommandDelivery({
+    repository: commandRepository,
+    bus,
+    redis: ctx.redis,
+    keyPrefix: config.eventChannel,
+    ttlMs: config.commandTtl * 1000,
+    log,
+  });
+  const commands = new CommandService({
+    repository: commandRepository,
+    protocols,
+    delivery,
+    devices,
+    users,
+    features: plans && { assertCommandsAllowed: (userId) => plans.assertFeature(userId, 'commands') },
+  });
 
   const geofenceLimits = new GeofenceLimits({
     containing: (ownerId, point) => geofences.containing(ownerId, point),
@@ -79,8 +126,19 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
     batchSize: config.ingest.batchSize,
     batchDelayMs: config.ingest.batchDelay,
   });
+  const retention = new RetentionJob({
+    db: database.db as Kysely<TrackingTables>,
+    engine: database.engine,
+    policy: deps.retention ?? (plans ? planRetention(plans) : keepEverything),
+    ownersOf: async (deviceIds) => new Map((await devices.getDevices(deviceIds)).map((device) => [device.id, device.ownerId])),
+    chunkSize: config.retention.chunkSize,
+    clock: systemClock,
+    metrics: ctx.metrics,
+    log,
+  });
   const listeners = new DeviceListeners({
-    sink: ctx.metrics ? meteredSink(pipeline, ctx.metrics) : pipeline,
+    sink: protocols.recording(ctx.metrics ? meteredSink(pipeline, ctx.metrics) : pipeline),
+    commands: delivery,
     host: config.host,
     idleTimeoutMs: config.statusTimeout * 1000,
     connectionsPerIp: config.ingest.connectionsPerIp,
@@ -90,10 +148,14 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
 
   // Every instance's ingestion lets go of a deleted device at the hint; one instance removes its data from the fact,
   // after letting go locally too (and finishing the device's writes).
-  bus.on('devices.device.deleted', ({ deviceId }) => pipeline.forgetDevice(deviceId));
+  bus.on('devices.device.deleted', ({ deviceId }) => {
+    protocols.forget(deviceId);
+    return pipeline.forgetDevice(deviceId);
+  });
   ctx.outbox.consume('tracking', 'devices.device.deleted', async ({ deviceId }) => {
     await pipeline.forgetDevice(deviceId);
     await positions.removeDevice(deviceId);
+    await commandRepository.removeDevice(deviceId);
   });
   // Disabled, re-enabled or given other attributes: read again at once rather than within the TTL.
   bus.on('devices.access.changed', ({ deviceIds }) => pipeline.devicesChanged(deviceIds));
@@ -103,7 +165,10 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
   });
   // Speed limits of geofences changed here or in another process: read again on next use.
   bus.on('tracking.geofences.changed', ({ ownerId }) => geofenceLimits.forget(ownerId));
-  ctx.outbox.consume('tracking', 'auth.user.deleted', ({ userId }) => geofences.removeUser(userId));
+  ctx.outbox.consume('tracking', 'auth.user.deleted', async ({ userId }) => {
+    await geofences.removeUser(userId);
+    await commandRepository.removeUser(userId);
+  });
   bus.on('tracking.geofences.changed', (event) => geofences.onChanged(event));
 
   return {
@@ -115,27 +180,36 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
     },
     async registerRoutes(app) {
       registerHealthRoute(app, '/api/tracking/health', 'tracking', database, 'tracking');
+      registerUserCountsRoute(app, TRACKING_USAGE_ROUTE, counts);
       registerPositionRoutes(app, positions);
       registerEventRoutes(app, events);
       registerGeofenceRoutes(app, geofences);
+      registerCommandRoutes(app, commands);
       await registerLiveRoutes(app, live, [config.publicUrl, config.webUrl]);
     },
+    retention,
     ingestion: {
       pipeline,
       listen: (protocol, port) => listeners.listen(protocol, port),
     },
     async start() {
+      // Ingestion may write into this month and the next ones at once.
+      await retention.preparePartitions();
       // Without the devices module no device can be identified: the listeners would refuse everything.
       if (!deps.devices) {
         log.warn('tracking: no devices interface in this process; the device listeners stay closed');
         return;
       }
+      if (config.retention.interval > 0) retention.start(config.retention.interval * 1000);
       await pipeline.start();
+      delivery.start();
       for (const [protocol, port] of Object.entries(config.devicePorts) as [DeviceProtocol, number][]) {
         if (port > 0) await listeners.listen(protocol, port);
       }
     },
     async stop() {
+      delivery.stop();
+      await retention.stop();
       await pipeline.stop(() => listeners.close());
     },
   };
@@ -146,6 +220,7 @@ export const trackingModule = defineModule({
   migrations: trackingMigrations,
   routeAccess: trackingRouteAccess,
   consumes: ['auth.user.deleted', 'devices.device.deleted'],
-  needs: ['devices', 'users'],
+  remoteCounts: (client) => remoteUserCounts(client, TRACKING_USAGE_ROUTE, TRACKING_COUNTS),
+  needs: ['devices', 'users', 'entitlement'],
   create: createTrackingModule,
 });

@@ -3,6 +3,7 @@ import type { RouteAccessTable } from '../../platform/http/access.ts';
 /** Every route of the tracking module and who may call it (docs/architecture.md, "Route access"). */
 export const trackingRouteAccess = {
   'GET /api/tracking/health': 'public',
+  'GET /api/tracking/internal/usage/:userId': 'service',
 
   'GET /api/positions': 'user',
   'DELETE /api/positions': 'user',
@@ -14,4 +15,12 @@ export const trackingRouteAccess = {
   'PUT /api/geofences/:id': 'user',
   'DELETE /api/geofences/:id': 'user',
   'GET /api/socket': 'user',
+  'GET /api/commands/types': 'user',
+  'POST /api/commands/send': 'user',
+  'GET /api/commands/history': 'user',
+  'GET /api/commands': 'user',
+  'POST /api/commands': 'user',
+  'GET /api/commands/:id': 'user',
+  'PUT /api/commands/:id': 'user',
+  'DELETE /api/commands/:id': 'user',
 } as const satisfies RouteAccessTable;

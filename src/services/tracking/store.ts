@@ -27,9 +27,10 @@ export class TrackingStore implements TrackingRepositories {
     this.geofences = new GeofenceRepository(db);
   }
 
-  transaction<T>(work: (repositories: TrackingRepositories) => Promise<T>): Promise<T> {
+  /** `trx` is handed on for what else must commit with the work: a fact recorded in the outbox. */
+  transaction<T>(work: (repositories: TrackingRepositories, trx: Kysely<TrackingTables>) => Promise<T>): Promise<T> {
     return this.db.transaction().execute((trx) =>
-      work({ positions: new PositionRepository(trx, this.engine), events: new EventRepository(trx), geofences: new GeofenceRepository(trx) }),
+      work({ positions: new PositionRepository(trx, this.engine), events: new EventRepository(trx), geofences: new GeofenceRepository(trx) }, trx),
     );
   }
 }

@@ -6,6 +6,42 @@ export interface TrackingTables {
   events: EventsTable;
   latest_positions: LatestPositionsTable;
   geofences: GeofencesTable;
+  commands: CommandsTable;
+  saved_commands: SavedCommandsTable;
+  device_protocols: DeviceProtocolsTable;
+}
+
+export interface CommandsTable {
+  id: Generated<number>;
+  device_id: number;
+  /** Who sent it. */
+  user_id: number;
+  type: string;
+  /** JSON object. */
+  attributes: string;
+  /** queued, sent, delivered, expired, failed. */
+  status: string;
+  created_at: number;
+  sent_at: number | null;
+  delivered_at: number | null;
+}
+
+export interface SavedCommandsTable {
+  id: Generated<number>;
+  user_id: number;
+  /** 0/1. */
+  by_administrator: number;
+  description: string;
+  type: string;
+  /** JSON object. */
+  attributes: string;
+  created_at: number;
+}
+
+export interface DeviceProtocolsTable {
+  device_id: number;
+  protocol: string;
+  updated_at: number;
 }
 
 export interface PositionsTable {

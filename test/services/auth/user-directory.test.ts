@@ -15,7 +15,7 @@ import { createUser, PASSWORD } from './support/auth.ts';
 import type { SignedInWithPassword } from '../../support/api.ts';
 
 function access(id: number, email: string, fields: Partial<UserAccess> = {}): UserAccess {
-  return { id, email, name: null, administrator: false, disabled: false, readonly: false, deviceReadonly: false, limitCommands: false, expirationTime: null, ...fields };
+  return { id, email, name: null, administrator: false, disabled: false, readonly: false, deviceReadonly: false, limitCommands: false, expirationTime: null, language: null, timezone: null, ...fields };
 }
 
 /** A directory over `stored`, counting reads, with a bus that announces changes. */

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { CachedEntitlement, checkOf, isEntitled } from '../../../src/services/billing/entitlement.ts';
-import type { EntitlementRecord } from '../../../src/services/billing/entitlement.ts';
+import { CachedEntitlement } from '../../../src/services/billing/entitlement.ts';
+import { PlanCatalog } from '../../../src/services/billing/plans/catalog.ts';
+import { checkOf, isEntitled } from '../../../src/services/billing/subscription-check.ts';
+import type { EntitlementRecord } from '../../../src/services/billing/subscription-check.ts';
 import type { SubscriptionStatus } from '../../../src/services/billing/providers/index.ts';
 
 const NOW = 1_800_000_000_000;
@@ -78,11 +80,13 @@ describe('billing entitlement cache', () => {
       ttlMs: options.ttlMs ?? 60_000,
       maxEntries: options.maxEntries ?? 100,
       now: () => state.now,
+      catalog: PlanCatalog.unlimited(),
+      graceDays: 30,
       async load(userId) {
         state.loads += 1;
         const snapshot = state.records[userId] ?? [];
         if (state.gate) await state.gate;
-        return snapshot;
+        return { records: snapshot, override: undefined, administrator: false };
       },
     });
     return { cache, state };
@@ -162,9 +166,11 @@ describe('billing entitlement cache', () => {
     const cache = new CachedEntitlement({
       ttlMs: 60_000,
       maxEntries: 10,
+      catalog: PlanCatalog.unlimited(),
+      graceDays: 30,
       async load() {
         if (fail) throw new Error('database unavailable');
-        return [];
+        return { records: [], override: undefined, administrator: false };
       },
     });
     await assert.rejects(cache.isSubscribed(1), /database unavailable/);

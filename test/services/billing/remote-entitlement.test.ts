@@ -64,7 +64,7 @@ describeEachEngine('billing: entitlement over HTTP for split mode', (engine) => 
   it('fails loudly when billing refuses the internal token or cannot be reached', async () => {
     const bus = new EventBus(server.app.log);
     const wrongToken = createRemoteEntitlement({ client: billingClient(billingUrl, 'not-the-internal-token-0123456789'), bus });
-    await assert.rejects(wrongToken.isSubscribed(1), /HTTP 401/);
+    await assert.rejects(wrongToken.isSubscribed(1), /HTTP 403/);
     const unreachable = createRemoteEntitlement({ client: billingClient('http://127.0.0.1:1'), bus });
     await assert.rejects(unreachable.isSubscribed(1));
   });

@@ -11,6 +11,16 @@ import { createBillingOnlyServer, startBillingTestServer, stopBillingTestServer 
 import { billingTables, countRows } from './support/state.ts';
 
 const NOW_SECONDS = Math.floor(Date.now() / 1000);
+/** Without PLANS_FILE every user is on the one unlimited plan, and holds nothing yet. */
+const UNLIMITED = {
+  plan: {
+    id: 'default',
+    name: 'Unlimited',
+    limits: { devices: null, geofences: null, shares: null, notificationRules: null, historyDays: null },
+    features: { commands: true, channels: null },
+  },
+  usage: { devices: 0, geofences: 0, shares: 0, notificationRules: 0 },
+};
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 describeEachEngine('billing: subscription queries', (engine) => {
@@ -44,7 +54,7 @@ describeEachEngine('billing: subscription queries', (engine) => {
       assert.equal(empty.statusCode, 200);
       const token = empty.json().app_account_token;
       assert.match(token, UUID);
-      assert.deepEqual(empty.json(), { user_id: user.userId, app_account_token: token, subscriptions: [], has_active_subscription: false });
+      assert.deepEqual(empty.json(), { user_id: user.userId, app_account_token: token, subscriptions: [], has_active_subscription: false, ...UNLIMITED });
 
       await subscribe(user.userId, 'active');
       const full = await get(`/api/subscriptions/${user.userId}`, user.authorization);
@@ -139,7 +149,7 @@ describeEachEngine('billing: subscription queries', (engine) => {
       await postApple(server.app, appleNotificationBody(providers.apple, { notificationType: 'DID_CHANGE_RENEWAL_STATUS', subtype: 'AUTO_RENEW_DISABLED', originalTransactionId: '2000000000000101', appAccountToken: appleToken, expiresDate: later }));
       const check = await get(`/api/subscriptions/check/${user.userId}`, user.authorization);
       assert.deepEqual(check.json(), {
-        user_id: user.userId, is_subscribed: true, status: 'CANCELED', provider: 'apple', plan_id: 'trackstack.pro.monthly', expires_at: new Date(later).toISOString(),
+        user_id: user.userId, is_subscribed: true, status: 'CANCELED', provider: 'apple', plan_id: 'trackstack.pro.monthly', expires_at: new Date(later).toISOString(), ...UNLIMITED,
       });
 
       const lapsed = await freshUser();
@@ -156,7 +166,7 @@ describeEachEngine('billing: subscription queries', (engine) => {
       for (const userId of [(await freshUser()).userId, 987654321]) {
         const response = await get(`/api/subscriptions/check/${userId}`, admin.authorization);
         assert.equal(response.statusCode, 200);
-        assert.deepEqual(response.json(), { user_id: userId, is_subscribed: false, status: null, provider: null, plan_id: null, expires_at: null });
+        assert.deepEqual(response.json(), { user_id: userId, is_subscribed: false, status: null, provider: null, plan_id: null, expires_at: null, ...UNLIMITED });
       }
     });
   });

@@ -66,7 +66,7 @@ for (const engine of testEngines()) {
       await services.app.listen({ port: 0, host: '127.0.0.1' });
       servicesUrl = `http://127.0.0.1:${(services.app.server.address() as AddressInfo).port}`;
       front = await createServer(
-        loadConfig({ ...shared, SERVICES: 'gateway,tracking', AUTH_URL: servicesUrl, DEVICES_URL: servicesUrl, BILLING_URL: servicesUrl }),
+        loadConfig({ ...shared, SERVICES: 'gateway,tracking', AUTH_URL: servicesUrl, DEVICES_URL: servicesUrl, BILLING_URL: servicesUrl, NOTIFICATIONS_URL: servicesUrl }),
       );
       assert.equal(front.devices, undefined, 'the devices module runs in the other process only');
       assert.ok(front.tracking);

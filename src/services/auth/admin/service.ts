@@ -6,24 +6,7 @@ import type { UserRepository, UserRow } from '../users/repository.ts';
 import type { UserStatusCache } from '../users/status-cache.ts';
 import { toUserView } from '../users/view.ts';
 import type { UserView } from '../users/view.ts';
-
-/** PUT /api/auth/users/{id}: absent fields stay as they are. */
-export interface AccessChanges {
-  administrator?: boolean;
-  disabled?: boolean;
-  readonly?: boolean;
-  deviceReadonly?: boolean;
-  limitCommands?: boolean;
-  /** ISO 8601, or null for never. */
-  expirationTime?: string | null;
-}
-
-export interface UserPage {
-  users: UserView[];
-  total: number;
-  page: number;
-  limit: number;
-}
+import type { AccessChanges, UserPage } from '../../../client/types.ts';
 
 export interface UserAdminDeps {
   users: UserRepository;

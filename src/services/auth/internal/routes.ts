@@ -17,6 +17,8 @@ export const UserAccessSchema = Type.Object({
   deviceReadonly: Type.Boolean(),
   limitCommands: Type.Boolean(),
   expirationTime: Type.Union([Type.Integer({ description: 'Epoch milliseconds' }), Type.Null()]),
+  language: Type.Union([Type.String(), Type.Null()]),
+  timezone: Type.Union([Type.String(), Type.Null()]),
 });
 
 /** Service-to-service lookups (X-Internal-Token, no user); the gateway never routes /internal paths. */

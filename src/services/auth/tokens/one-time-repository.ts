@@ -26,27 +26,21 @@ export class OneTimeTokenRepository {
   }
 
   findLive(purpose: string, tokenHash: string, now: number): Promise<OneTimeTokenRow | undefined> {
-    return this.db
-      .selectFrom('one_time_tokens')
-      .selectAll()
-      .where('token_hash', '=', tokenHash)
-      .where('purpose', '=', purpose)
-      .where('consumed_at', 'is', null)
-      .where('expires_at', '>', now)
-      .executeTakeFirst();
+    return this.live(purpose, now).where('token_hash', '=', tokenHash).executeTakeFirst();
   }
 
   latestLiveOfUser(purpose: string, userId: number, now: number): Promise<OneTimeTokenRow | undefined> {
+    return this.live(purpose, now).where('user_id', '=', userId).orderBy('created_at', 'desc').limit(1).executeTakeFirst();
+  }
+
+  /** The tokens of a purpose still usable at `now`: neither consumed nor expired. */
+  private live(purpose: string, now: number) {
     return this.db
       .selectFrom('one_time_tokens')
       .selectAll()
-      .where('user_id', '=', userId)
       .where('purpose', '=', purpose)
       .where('consumed_at', 'is', null)
-      .where('expires_at', '>', now)
-      .orderBy('created_at', 'desc')
-      .limit(1)
-      .executeTakeFirst();
+      .where('expires_at', '>', now);
   }
 
   latestCreatedAt(purpose: string, userId: number): Promise<number | undefined> {

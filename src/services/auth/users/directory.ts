@@ -1,6 +1,7 @@
 import type { EventBus } from '../../../platform/bus.ts';
 import { ReadThroughCache } from '../../../platform/cache.ts';
 import type { UserRepository, UserRow } from './repository.ts';
+import { accessFlags, storedAttributes } from './view.ts';
 
 /**
  * What other modules may know of a user: identity and the flags that govern access. Directories
@@ -17,6 +18,9 @@ export interface UserAccess {
   limitCommands: boolean;
   /** Epoch milliseconds, or null for never. */
   expirationTime: number | null;
+  /** The user's `attributes.language` and `attributes.timezone` (notifications speak and tell time in them), or null. */
+  language: string | null;
+  timezone: string | null;
 }
 
 /** The auth module's interface for looking users up; in split mode an HTTP client implements it. */
@@ -36,13 +40,15 @@ export function toUserAccess(row: UserRow): UserAccess {
     id: row.id,
     email: row.email,
     name: row.name,
-    administrator: row.administrator === 1,
-    disabled: row.disabled === 1,
-    readonly: row.readonly === 1,
-    deviceReadonly: row.device_readonly === 1,
-    limitCommands: row.limit_commands === 1,
+    ...accessFlags(row),
     expirationTime: row.expiration_time,
+    ...localeOf(row),
   };
+}
+
+function localeOf(row: UserRow): { language: string | null; timezone: string | null } {
+  const { language, timezone } = storedAttributes(row);
+  return { language: typeof language === 'string' ? language : null, timezone: typeof timezone === 'string' ? timezone : null };
 }
 
 /** Users a directory remembers; beyond this the least recently used go first. */

@@ -1,20 +1,10 @@
+import { isoOrNull } from '../../../platform/http/schemas.ts';
 import { AppError } from '../errors.ts';
 import type { UserRow } from './repository.ts';
+import type { User } from '../../../client/types.ts';
 
 /** The User resource of spec §2.1. */
-export interface UserView {
-  id: number;
-  email: string;
-  name: string | null;
-  phone: string | null;
-  administrator: boolean;
-  disabled: boolean;
-  readonly: boolean;
-  deviceReadonly: boolean;
-  limitCommands: boolean;
-  expirationTime: string | null;
-  attributes: Record<string, unknown>;
-}
+export type UserView = User;
 
 export function storedAttributes(row: UserRow): Record<string, unknown> {
   try {
@@ -25,6 +15,17 @@ export function storedAttributes(row: UserRow): Record<string, unknown> {
   }
 }
 
+/** The flags that govern what the account may do, as both the User resource and other modules see them. */
+export function accessFlags(row: UserRow): Pick<User, 'administrator' | 'disabled' | 'readonly' | 'deviceReadonly' | 'limitCommands'> {
+  return {
+    administrator: row.administrator === 1,
+    disabled: row.disabled === 1,
+    readonly: row.readonly === 1,
+    deviceReadonly: row.device_readonly === 1,
+    limitCommands: row.limit_commands === 1,
+  };
+}
+
 /** `emailVerified` and `twoFactorEnabled` are computed into attributes for clients; they are never stored there. */
 export function toUserView(row: UserRow, state: { twoFactorEnabled: boolean }): UserView {
   return {
@@ -32,12 +33,8 @@ export function toUserView(row: UserRow, state: { twoFactorEnabled: boolean }): 
     email: row.email,
     name: row.name,
     phone: row.phone,
-    administrator: row.administrator === 1,
-    disabled: row.disabled === 1,
-    readonly: row.readonly === 1,
-    deviceReadonly: row.device_readonly === 1,
-    limitCommands: row.limit_commands === 1,
-    expirationTime: row.expiration_time === null ? null : new Date(row.expiration_time).toISOString(),
+    ...accessFlags(row),
+    expirationTime: isoOrNull(row.expiration_time),
     attributes: { ...storedAttributes(row), emailVerified: row.email_verified_at !== null, twoFactorEnabled: state.twoFactorEnabled },
   };
 }

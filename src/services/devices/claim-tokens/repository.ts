@@ -116,21 +116,20 @@ export class ClaimTokenRepository {
   }
 
   /** A deleted device's token can be claimed again (the tracker is resold or re-registered). */
-  async releaseOfDevice(deviceId: number, now: number): Promise<void> {
-    await this.db
-      .updateTable('claim_tokens')
-      .set({ status: 'unclaimed', claimed_by: null, claimed_at: null, device_id: null, updated_at: now })
-      .where('device_id', '=', deviceId)
-      .where('status', '=', 'claimed')
-      .execute();
+  releaseOfDevice(deviceId: number, now: number): Promise<void> {
+    return this.releaseWhere('device_id', deviceId, now);
   }
 
   /** Tokens a deleted user claimed become claimable again. */
-  async releaseClaimedBy(userId: number, now: number): Promise<void> {
+  releaseClaimedBy(userId: number, now: number): Promise<void> {
+    return this.releaseWhere('claimed_by', userId, now);
+  }
+
+  private async releaseWhere(column: 'device_id' | 'claimed_by', id: number, now: number): Promise<void> {
     await this.db
       .updateTable('claim_tokens')
       .set({ status: 'unclaimed', claimed_by: null, claimed_at: null, device_id: null, updated_at: now })
-      .where('claimed_by', '=', userId)
+      .where(column, '=', id)
       .where('status', '=', 'claimed')
       .execute();
   }

@@ -6,7 +6,7 @@ import { announceAccessChange } from '../caches.ts';
 import type { DevicesStore } from '../store.ts';
 import { isUniqueViolation } from '../store.ts';
 import type { ClaimTokensTable } from '../tables.ts';
-import { isoOrNull } from '../views.ts';
+import { isoOrNull } from '../../../platform/http/schemas.ts';
 import { formatClaimToken, generateClaimToken, normaliseClaimToken } from './code.ts';
 import type { ClaimTokenFilters, ClaimTokenRow, ClaimTokenStatus } from './repository.ts';
 

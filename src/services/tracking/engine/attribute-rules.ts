@@ -54,7 +54,11 @@ export function alarmEvents(
 /** Every position carrying a command result reports it, repeated or not: each is a new answer. */
 export function commandResultEvents(position: StoredPosition): NewEvent[] {
   const result = readText(position.attributes?.['result']);
-  return result === null ? [] : [positionEvent(position, 'commandResult', { attributes: { result } })];
+  if (result === null) return [];
+  // Set at ingestion when the answer could be tied to its command (docs/commands.md).
+  const commandId = position.attributes?.['commandId'];
+  const attributes = typeof commandId === 'number' ? { result, commandId } : { result };
+  return [positionEvent(position, 'commandResult', { attributes })];
 }
 
 export function textMessageEvents(position: StoredPosition): NewEvent[] {

@@ -1,11 +1,16 @@
 import { AppError } from '../errors.ts';
+import type { FactRecorder } from '../../../platform/outbox/outbox.ts';
 import type { DeviceAccessApi } from '../../devices/access.ts';
 import { assertDevicePermission } from '../access.ts';
 import type { NewEvent } from '../api.ts';
+import type { StoredEventFact } from '../domain-events.ts';
+import { positionJson } from '../positions/formats.ts';
 import { invalidQuery, parseTime } from '../query.ts';
 import type { TrackingStore } from '../store.ts';
+import type { HistoryCut } from '../history-cut.ts';
 import type { EventRow } from './repository.ts';
 import { EVENT_TYPES } from './types.ts';
+import type { TrackingEvent } from '../../../client/tracking-types.ts';
 import type { EventType } from './types.ts';
 
 /** Spec §8: at most 1000 events per answer. */
@@ -23,16 +28,9 @@ export interface EventQuery {
   types?: EventType[];
 }
 
-/** The Event of spec §2.5. */
-export interface EventView {
-  id: number;
+/** The Event of spec §2.5; `type` is as stored. */
+export interface EventView extends Omit<TrackingEvent, 'type'> {
   type: string;
-  eventTime: string | null;
-  deviceId: number;
-  positionId: number | null;
-  geofenceId: number | null;
-  maintenanceId: number | null;
-  attributes: Record<string, unknown>;
 }
 
 export function toEventView(row: EventRow): EventView {
@@ -51,19 +49,55 @@ export function toEventView(row: EventRow): EventView {
 export class EventService {
   private readonly store: TrackingStore;
   private readonly devices: DeviceAccessApi;
+  private readonly historyCut: HistoryCut;
+  private readonly facts: FactRecorder;
   private readonly now: () => number;
 
-  constructor(store: TrackingStore, devices: DeviceAccessApi, now: () => number = Date.now) {
+  constructor(store: TrackingStore, devices: DeviceAccessApi, historyCut: HistoryCut, facts: FactRecorder, now: () => number = Date.now) {
     this.store = store;
     this.devices = devices;
+    this.historyCut = historyCut;
+    this.facts = facts;
     this.now = now;
   }
 
-  /** See TrackingApi.storeEvents. */
+  /**
+   * See TrackingApi.storeEvents. The fact 'tracking.event.created' commits with the events: one
+   * outbox row per batch, whatever the number of rules, so notifications never lose an event and
+   * add one insert to the write. Positions and geofences are read before the transaction.
+   */
   async storeBatch(batch: readonly NewEvent[]): Promise<number[]> {
     if (batch.length === 0) return [];
     const rows = batch.map(toEventRow);
-    return this.store.transaction((repositories) => repositories.events.insertMany(rows));
+    const { positions, geofences } = await this.factContext(rows);
+    return this.store.transaction(async (repositories, trx) => {
+      const ids = await repositories.events.insertMany(rows);
+      const events = rows.map((row, index): StoredEventFact => {
+        const fact: StoredEventFact = toEventView({ id: ids[index] as number, ...row });
+        const position = row.position_id === null ? undefined : positions.get(row.position_id);
+        const geofence = row.geofence_id === null ? undefined : geofences.get(row.geofence_id);
+        if (position) fact.position = position;
+        if (geofence) fact.geofence = geofence;
+        return fact;
+      });
+      await this.facts.record(trx, 'tracking.event.created', { events });
+      return ids;
+    });
+  }
+
+  private async factContext(rows: readonly Omit<EventRow, 'id'>[]) {
+    const positionIds = [...new Set(rows.flatMap((row) => (row.position_id === null ? [] : [row.position_id])))];
+    const geofenceIds = [...new Set(rows.flatMap((row) => (row.geofence_id === null ? [] : [row.geofence_id])))];
+    const positions = new Map<number, Record<string, unknown>>();
+    const geofences = new Map<number, { id: number; name: string }>();
+    if (positionIds.length > 0) {
+      for (const row of await this.store.positions.findByIds(positionIds)) positions.set(row.id, JSON.parse(positionJson(row)) as Record<string, unknown>);
+    }
+    for (const id of geofenceIds) {
+      const geofence = await this.store.geofences.findById(id);
+      if (geofence) geofences.set(id, { id, name: geofence.name });
+    }
+    return { positions, geofences };
   }
 
   /**
@@ -83,8 +117,20 @@ export class EventService {
       deviceIds = [query.deviceId];
     }
     if (deviceIds.length === 0) return [];
-    const rows = await this.store.events.list({ deviceIds, range: { from, to }, types: query.types ?? [], limit: EVENT_LIMIT });
-    return rows.map(toEventView);
+    // Devices whose owners' plans serve different windows are read apart, then merged.
+    const byStart = new Map<number, number[]>();
+    for (const [deviceId, servedFrom] of await this.historyCut.servedFrom(access, deviceIds)) {
+      const start = Math.max(from, servedFrom ?? from);
+      if (start > to) continue;
+      let group = byStart.get(start);
+      if (!group) byStart.set(start, (group = []));
+      group.push(deviceId);
+    }
+    const found: EventRow[] = [];
+    for (const [start, group] of byStart) {
+      found.push(...(await this.store.events.list({ deviceIds: group, range: { from: start, to }, types: query.types ?? [], limit: EVENT_LIMIT })));
+    }
+    return found.sort((a, b) => a.event_time - b.event_time || a.id - b.id).slice(0, EVENT_LIMIT).map(toEventView);
   }
 
   /** 404 when no such event, 403 when the caller may not see the events of its device. */
@@ -95,6 +141,9 @@ export class EventService {
     const check = await access.check(row.device_id, 'events');
     if (check.outcome === 'missing') throw new AppError('NOT_FOUND', 'No such event');
     if (check.outcome === 'forbidden') throw new AppError('FORBIDDEN', 'You may not see the events of this device');
+    // Beyond what the owner's plan serves, the event is as gone as the retention job will make it.
+    const servedFrom = await this.historyCut.servedFromOf(access, row.device_id);
+    if (servedFrom !== null && row.event_time < servedFrom) throw new AppError('NOT_FOUND', 'No such event');
     return toEventView(row);
   }
 }

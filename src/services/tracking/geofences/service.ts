@@ -5,6 +5,7 @@ import type { ServerLimits } from '../../../config.ts';
 import { limitReached } from '../../../platform/http/errors.ts';
 import { AppError } from '../errors.ts';
 import type { UserAccess, UserDirectory } from '../../auth/users/directory.ts';
+import type { Entitlement } from '../../billing/module.ts';
 import type { DeviceAccess, DeviceAccessApi } from '../../devices/access.ts';
 import { requireWriter } from '../access.ts';
 import type { GeofencesChanged } from '../domain-events.ts';
@@ -14,16 +15,10 @@ import type { TrackingStore } from '../store.ts';
 import type { GeofencesTable } from '../tables.ts';
 import { GeofenceIndexes } from './index-cache.ts';
 import type { GeofenceRow } from './repository.ts';
+import type { Geofence } from '../../../client/tracking-types.ts';
 
 /** The Geofence of spec §2.6. */
-export interface GeofenceView {
-  id: number;
-  name: string;
-  description: string | null;
-  area: string;
-  calendarId: number | null;
-  attributes: Record<string, unknown>;
-}
+export type GeofenceView = Geofence;
 
 export interface GeofenceInput {
   name: string;
@@ -100,8 +95,12 @@ export class GeofenceService {
   /** Tells this process's own change events from other processes' (see 'tracking.geofences.changed'). */
   private readonly origin = randomUUID();
 
-  constructor(store: TrackingStore, devices: DeviceAccessApi, users: UserDirectory, bus: EventBus, limits: GeofenceLimits) {
+  /** Billing's plans: the owner's `geofences` limit; undefined where no billing module can be reached. */
+  private readonly plans: Entitlement | undefined;
+
+  constructor(store: TrackingStore, devices: DeviceAccessApi, users: UserDirectory, bus: EventBus, limits: GeofenceLimits, plans: Entitlement | undefined) {
     this.store = store;
+    this.plans = plans;
     this.devices = devices;
     this.users = users;
     this.bus = bus;
@@ -199,7 +198,7 @@ export class GeofenceService {
   /**
    * 409 LIMIT_REACHED unless the owner may add `geofences` geofences holding `points` more points.
    * The caps bound the work of every position of the owner's devices (containment runs over their
-   * geofences) and the size of the owner's index in memory.
+   * geofences) and the size of the owner's index in memory. 402 PLAN_LIMIT_REACHED past the plan's `geofences`.
    */
   private async assertWithinLimits(ownerId: number, geofences: number, points: number): Promise<void> {
     const usage = await this.store.geofences.usageOf(ownerId);
@@ -211,6 +210,7 @@ export class GeofenceService {
       const message = `The areas of a user's geofences may hold at most ${geofencePointsPerUser} points together (MAX_GEOFENCE_POINTS_PER_USER); this one would add ${points} to ${usage.points}`;
       throw limitReached('geofencePoints', geofencePointsPerUser, usage.points, message, '/body/area');
     }
+    if (geofences > 0) await this.plans?.assertWithinLimit(ownerId, 'geofences', usage.geofences, geofences);
   }
 
   private announce(ownerId: number): Promise<void> {

@@ -1,22 +1,48 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { gl200Protocol } from '../protocols/gl200.ts';
 import { gt06Protocol } from '../protocols/gt06.ts';
+import { galileoProtocol } from '../protocols/galileo.ts';
+import { gps103Protocol } from '../protocols/gps103.ts';
 import { h02Protocol } from '../protocols/h02.ts';
+import { jt808Protocol } from '../protocols/jt808.ts';
+import { meitrackProtocol } from '../protocols/meitrack.ts';
+import { ruptelaProtocol } from '../protocols/ruptela.ts';
+import { suntechProtocol } from '../protocols/suntech.ts';
+import { tk103Protocol } from '../protocols/tk103.ts';
 import { teltonikaProtocol } from '../protocols/teltonika.ts';
-import type { TcpProtocol } from '../protocols/types.ts';
+import { watchProtocol } from '../protocols/watch.ts';
+import { wialonProtocol } from '../protocols/wialon.ts';
+import type { TcpProtocol, TcpProtocolName } from '../protocols/types.ts';
 import { ConnectionsPerAddress } from './connection-limit.ts';
 import { listenOsmAnd } from './osmand-server.ts';
 import type { IngestSink } from './sink.ts';
 import { listenTcp } from './tcp-server.ts';
 import type { Listener } from './tcp-server.ts';
+import type { CommandChannel } from '../commands/delivery.ts';
+import { listenUdp } from './udp-server.ts';
 
-export const DEVICE_PROTOCOLS = ['osmand', 'gt06', 'teltonika', 'h02'] as const;
+/** The protocols a process can listen for, each on its Traccar port (`<NAME>_PORT`). */
+export const DEVICE_PROTOCOLS = ['osmand', 'gt06', 'teltonika', 'h02', 'jt808', 'gps103', 'tk103', 'wialon', 'watch', 'meitrack', 'suntech', 'ruptela', 'galileo', 'gl200'] as const satisfies readonly ('osmand' | TcpProtocolName)[];
 export type DeviceProtocol = (typeof DEVICE_PROTOCOLS)[number];
 
-const TCP_PROTOCOLS: Record<Exclude<DeviceProtocol, 'osmand'>, TcpProtocol> = {
+export const TCP_PROTOCOLS: Record<Exclude<DeviceProtocol, 'osmand'>, TcpProtocol> = {
   gt06: gt06Protocol,
   teltonika: teltonikaProtocol,
   h02: h02Protocol,
+  jt808: jt808Protocol,
+  gps103: gps103Protocol,
+  tk103: tk103Protocol,
+  wialon: wialonProtocol,
+  watch: watchProtocol,
+  meitrack: meitrackProtocol,
+  suntech: suntechProtocol,
+  ruptela: ruptelaProtocol,
+  galileo: galileoProtocol,
+  gl200: gl200Protocol,
 };
+
+/** Protocols whose devices commonly report over UDP too: they also get a UDP listener on the same port. */
+export const UDP_PROTOCOLS: ReadonlySet<DeviceProtocol> = new Set<DeviceProtocol>(['gps103', 'tk103', 'wialon', 'meitrack', 'gl200']);
 
 export interface DeviceListenersOptions {
   sink: IngestSink;
@@ -28,6 +54,8 @@ export interface DeviceListenersOptions {
   connectionsPerIp: number;
   log: FastifyBaseLogger;
   logLevel: string;
+  /** Offered the TCP connections, for commands. */
+  commands?: CommandChannel;
 }
 
 /** The open device listeners of a process, all feeding one sink. */
@@ -48,8 +76,12 @@ export class DeviceListeners {
     const listener =
       protocol === 'osmand'
         ? await listenOsmAnd({ port, host, sink, log, logLevel: this.#options.logLevel, connectionsPerAddress })
-        : await listenTcp({ protocol: TCP_PROTOCOLS[protocol], port, host, sink, log, idleTimeoutMs: this.#options.idleTimeoutMs, connectionsPerAddress });
+        : await listenTcp({ protocol: TCP_PROTOCOLS[protocol], port, host, sink, log, idleTimeoutMs: this.#options.idleTimeoutMs, connectionsPerAddress, commands: this.#options.commands });
     this.#open.push({ protocol, listener });
+    if (protocol !== 'osmand' && UDP_PROTOCOLS.has(protocol)) {
+      // Same port number as the TCP listener, so a free port taken for TCP is the UDP port too.
+      this.#open.push({ protocol, listener: await listenUdp({ protocol: TCP_PROTOCOLS[protocol], port: listener.port, host, sink, log }) });
+    }
     return listener.port;
   }
 

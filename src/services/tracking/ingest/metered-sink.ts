@@ -5,8 +5,9 @@ import type { IngestSink } from './sink.ts';
 
 /**
  * The sink as the device listeners see it, counting what passes through: position reports (fixes
- * and status-only reports) stored or refused, per protocol; identifications refused (unknown or
- * disabled device); device TCP sessions open.
+ * and status-only reports) stored or refused, per protocol; frames kept despite a checksum, length or
+ * trailer that did not match (a sloppy firmware, see DecodedMessage.checksumMismatch); identifications
+ * refused (unknown or disabled device); device TCP sessions open.
  */
 export function meteredSink(sink: IngestSink, metrics: Registry): IngestSink {
   const reports = new Counter({
@@ -16,6 +17,13 @@ export function meteredSink(sink: IngestSink, metrics: Registry): IngestSink {
     registers: [metrics],
   });
   for (const protocol of DEVICE_PROTOCOLS) for (const outcome of ['accepted', 'refused']) reports.inc({ protocol, outcome }, 0);
+  const checksumMismatches = new Counter({
+    name: 'trackstack_ingest_checksum_mismatches_total',
+    help: 'Device messages whose checksum, length field or trailer did not match but whose content decoded, kept as Traccar keeps them, by protocol',
+    labelNames: ['protocol'] as const,
+    registers: [metrics],
+  });
+  for (const protocol of DEVICE_PROTOCOLS) checksumMismatches.inc({ protocol }, 0);
   const unknownDevices = new Counter({
     name: 'trackstack_ingest_unknown_devices_total',
     help: 'Identifications refused: no device has the uniqueId, or it is disabled',
@@ -42,6 +50,7 @@ export function meteredSink(sink: IngestSink, metrics: Registry): IngestSink {
         throw error;
       }
       reports.inc({ protocol, outcome: 'accepted' }, count);
+      if (message.checksumMismatch) checksumMismatches.inc({ protocol });
     },
     connected(device) {
       connections.inc();

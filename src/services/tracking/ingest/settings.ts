@@ -1,19 +1,10 @@
 import { ConfigError } from '../../../config.ts';
-import { DEFAULT_ENGINE_SETTINGS } from '../engine/index.ts';
+import { DEFAULT_ENGINE_SETTINGS, DEVICE_SETTING_KEYS } from '../engine/index.ts';
 import type { EngineSettings } from '../engine/index.ts';
 
 const BOOLEAN_SETTINGS = new Set<keyof EngineSettings>(['overspeedPreferLowest', 'ignoreDuplicateAlarms']);
-// Settings without a default: set, they turn their rule on.
-const OPTIONAL_SETTINGS: (keyof EngineSettings)[] = [
-  'speedLimit',
-  'fuelDropThreshold',
-  'fuelIncreaseThreshold',
-  'deviceInactivityStart',
-  'deviceInactivityPeriod',
-  'maintenanceOdometerStart',
-  'maintenanceOdometerPeriod',
-];
-const KNOWN_SETTINGS = new Set<string>([...Object.keys(DEFAULT_ENGINE_SETTINGS), ...OPTIONAL_SETTINGS]);
+// The settings without a default (set, they turn their rule on) are all among those a device may override.
+const KNOWN_SETTINGS = new Set<string>([...Object.keys(DEFAULT_ENGINE_SETTINGS), ...DEVICE_SETTING_KEYS]);
 
 /**
  * The server-wide settings of the event rules: Traccar's defaults with EVENT_DEFAULTS applied.

@@ -4,6 +4,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { assertPlausible } from '../protocols/plausibility.ts';
 import { ProtocolError } from '../protocols/types.ts';
 import type { ConnectionState, DecodedMessage, TcpProtocol } from '../protocols/types.ts';
+import type { CommandChannel, DeviceLink } from '../commands/delivery.ts';
 import type { ConnectionsPerAddress } from './connection-limit.ts';
 import { ReceiveBuffer } from './receive-buffer.ts';
 import { DeviceRefusedError } from './sink.ts';
@@ -21,6 +22,8 @@ export interface TcpListenerOptions {
   idleTimeoutMs: number;
   /** Shared by the process's listeners: a connection beyond its address's share is closed at once. */
   connectionsPerAddress: ConnectionsPerAddress;
+  /** Where connections are offered for commands and the devices' answers reported. */
+  commands?: CommandChannel;
 }
 
 export interface Listener {
@@ -66,6 +69,14 @@ export async function listenTcp(options: TcpListenerOptions): Promise<Listener> 
     let busy = false;
     let dropped = false;
     let unacknowledged: Unacknowledged[] = [];
+    // The connection as commands see it, offered once the device's login is answered.
+    let link: DeviceLink | undefined;
+    let linkPending = false;
+    const write = (frame: Buffer): boolean => {
+      if (dropped || socket.destroyed) return false;
+      socket.write(frame);
+      return true;
+    };
 
     const drop = (reason: string, error?: unknown, level: 'warn' | 'info' = 'warn') => {
       if (dropped) return;
@@ -91,15 +102,22 @@ export async function listenTcp(options: TcpListenerOptions): Promise<Listener> 
       return !socket.destroyed;
     };
 
-    const identify = async (uniqueId: string): Promise<boolean> => {
+    const identify = async (uniqueIds: readonly string[]): Promise<boolean> => {
       if (!(await acknowledge())) return false;
-      const identified = await sink.identify(uniqueId);
+      let identified: IngestDevice | undefined;
+      for (const uniqueId of uniqueIds) {
+        identified = await sink.identify(uniqueId);
+        if (identified) break;
+      }
       if (!identified) {
         if (protocol.loginReply) socket.write(protocol.loginReply(false));
-        drop(`unknown or disabled device ${uniqueId}`);
+        drop(`unknown or disabled device ${uniqueIds.join(' / ')}`);
         return false;
       }
       if (device) sink.disconnected(device);
+      if (device && link) options.commands?.detach(device.id, link);
+      link = undefined;
+      linkPending = options.commands !== undefined;
       device = identified;
       state.uniqueId = identified.uniqueId;
       sink.connected(identified);
@@ -107,8 +125,9 @@ export async function listenTcp(options: TcpListenerOptions): Promise<Listener> 
     };
 
     const handle = async (message: DecodedMessage): Promise<boolean> => {
-      const identifying = message.uniqueId !== undefined && message.uniqueId !== device?.uniqueId;
-      if (identifying && !(await identify(message.uniqueId as string))) return false;
+      const uniqueIds = message.uniqueId === undefined ? [] : [message.uniqueId, ...(message.uniqueIdAlternatives ?? [])];
+      const identifying = uniqueIds.length > 0 && !uniqueIds.includes(device?.uniqueId as string);
+      if (identifying && !(await identify(uniqueIds))) return false;
       if (!device) {
         if (message.positions.length > 0 || message.statuses.length > 0) {
           drop('data before the device identified itself');
@@ -117,6 +136,10 @@ export async function listenTcp(options: TcpListenerOptions): Promise<Listener> 
         // Nothing to store (e.g. a time request before the login): answer at once.
         unacknowledged.push({ stored: Promise.resolve(), ack: message.ack });
         return true;
+      }
+      if (options.commands && carriesResult(message)) {
+        const commandId = await options.commands.answered(device.id, message.answerTo);
+        if (commandId !== undefined) linkAnswer(message, commandId);
       }
       // Every message counts (status online), even one with nothing to store; a Teltonika-style
       // login reply is the login's acknowledgement, sent once the device shows online.
@@ -142,6 +165,11 @@ export async function listenTcp(options: TcpListenerOptions): Promise<Listener> 
             if (!(await handle(message))) return;
           }
           if (!(await acknowledge())) return;
+          if (linkPending && device) {
+            linkPending = false;
+            link = { protocol, uniqueId: device.uniqueId, write };
+            options.commands?.attach(device.id, link);
+          }
         }
       } catch (error) {
         const badData = error instanceof ProtocolError;
@@ -164,6 +192,7 @@ export async function listenTcp(options: TcpListenerOptions): Promise<Listener> 
       sockets.delete(socket);
       options.connectionsPerAddress.close(address);
       if (device) sink.disconnected(device);
+      if (device && link) options.commands?.detach(device.id, link);
     });
   });
 
@@ -179,4 +208,16 @@ export async function listenTcp(options: TcpListenerOptions): Promise<Listener> 
       await closed;
     },
   };
+}
+
+function carriesResult(message: DecodedMessage): boolean {
+  return message.statuses.some((status) => typeof status.attributes['result'] === 'string')
+    || message.positions.some((position) => typeof position.attributes['result'] === 'string');
+}
+
+/** The answer's `result` names its command (attributes.commandId), which the commandResult event carries on. */
+function linkAnswer(message: DecodedMessage, commandId: number): void {
+  for (const report of [...message.statuses, ...message.positions]) {
+    if (typeof report.attributes['result'] === 'string') report.attributes['commandId'] = commandId;
+  }
 }

@@ -3,7 +3,7 @@ import type { WebSocket } from 'ws';
 import type { EventBus } from '../../../platform/bus.ts';
 import type { Identity } from '../../../platform/http/identity.ts';
 import type { DeviceAccess, DeviceAccessApi } from '../../devices/access.ts';
-import type { LiveEvent, LivePosition } from '../domain-events.ts';
+import type { LiveCommand, LiveEvent, LivePosition } from '../domain-events.ts';
 import { positionsJson } from '../positions/formats.ts';
 import type { PositionService } from '../positions/service.ts';
 import { systemClock } from '../throttled-writer.ts';
@@ -102,6 +102,8 @@ export class LiveHub {
 
     this.bus.on('tracking.positions.stored', ({ positions }) => this.fanOut('positions', positions));
     this.bus.on('tracking.events.created', ({ events }) => this.fanOut('events', events));
+    // Command status changes reach every user who sees the device.
+    this.bus.on('tracking.commands.changed', ({ commands }) => this.fanOut('devices', commands, 'commands'));
     this.bus.on('devices.device.updated', ({ deviceIds }) => this.devicesChanged(deviceIds));
     this.bus.on('devices.access.changed', ({ userIds, deviceIds }) => this.accessChanged(userIds, deviceIds));
     this.bus.on('devices.device.deleted', ({ deviceId }) => this.forgetDevice(deviceId));
@@ -256,7 +258,7 @@ export class LiveHub {
   }
 
   /** One message per user and bus event, holding that user's share of the items. */
-  private fanOut(channel: 'positions' | 'events', items: readonly (LivePosition | LiveEvent)[]): void {
+  private fanOut(channel: Channel, items: readonly (LivePosition | LiveEvent | LiveCommand)[], key: 'positions' | 'events' | 'commands' = channel as 'positions' | 'events'): void {
     if (this.subscribers.size === 0) return;
     try {
       const batches = new Map<Subscriber, string[]>();
@@ -269,7 +271,7 @@ export class LiveHub {
           else batches.set(subscriber, [item.json]);
         }
       }
-      for (const [subscriber, batch] of batches) subscriber.send(arrayMessage(channel, batch));
+      for (const [subscriber, batch] of batches) subscriber.send(arrayMessage(key, batch));
     } catch (error) {
       this.log.error({ err: error, channel }, 'live: fan-out failed');
     }

@@ -20,7 +20,7 @@ export const KEEPALIVE_MESSAGE = '{}';
  * A message whose array holds JSON texts as they are: positions and events reach the socket as
  * JSON already written by the tracking module, so they are concatenated, never parsed again.
  */
-export function arrayMessage(key: 'positions' | 'events', jsonTexts: readonly string[]): string {
+export function arrayMessage(key: 'positions' | 'events' | 'commands', jsonTexts: readonly string[]): string {
   return '{"' + key + '":[' + jsonTexts.join(',') + ']}';
 }
 

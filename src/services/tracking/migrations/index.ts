@@ -1,8 +1,15 @@
 import type { ModuleMigrations } from '../../../platform/db/migrations.ts';
 import * as tracking from './0001-tracking.ts';
 import * as geofencePoints from './0002-geofence-points.ts';
+import * as commands from './0003-commands.ts';
+import * as timePartitions from './0004-time-partitions.ts';
 
 export const trackingMigrations: ModuleMigrations = {
   module: 'tracking',
-  migrations: { '0001-tracking': tracking, '0002-geofence-points': geofencePoints },
+  migrations: {
+    '0001-tracking': tracking,
+    '0002-geofence-points': geofencePoints,
+    '0003-commands': commands,
+    '0004-time-partitions': timePartitions,
+  },
 };

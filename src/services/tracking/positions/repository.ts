@@ -103,7 +103,8 @@ export class PositionRepository {
       rows.push(
         ...(await this.db
           .selectFrom('latest_positions')
-          .innerJoin('positions', 'positions.id', 'latest_positions.position_id')
+          // fix_time too: on PostgreSQL it takes each lookup to the one partition holding the position.
+          .innerJoin('positions', (join) => join.onRef('positions.id', '=', 'latest_positions.position_id').onRef('positions.fix_time', '=', 'latest_positions.fix_time'))
           .selectAll('positions')
           .where('latest_positions.device_id', 'in', chunk)
           .orderBy('latest_positions.device_id')

@@ -6,6 +6,7 @@ import { assertDevicePermission, mayUse, requireWriter } from '../access.ts';
 import type { NewPosition } from '../api.ts';
 import { invalidQuery, timeRange } from '../query.ts';
 import type { TrackingStore } from '../store.ts';
+import type { HistoryCut } from '../history-cut.ts';
 import type { HistoryCursor, LatestEntry, PositionRow, TimeRange } from './repository.ts';
 
 /** DESIGN §5.4: a history holding more positions answers 400 RANGE_TOO_LARGE. */
@@ -42,11 +43,13 @@ export class PositionService {
   private readonly devices: DeviceAccessApi;
   private readonly users: UserDirectory;
   private readonly log: FastifyBaseLogger;
+  private readonly historyCut: HistoryCut;
 
-  constructor(store: TrackingStore, devices: DeviceAccessApi, users: UserDirectory, log: FastifyBaseLogger) {
+  constructor(store: TrackingStore, devices: DeviceAccessApi, users: UserDirectory, historyCut: HistoryCut, log: FastifyBaseLogger) {
     this.store = store;
     this.devices = devices;
     this.users = users;
+    this.historyCut = historyCut;
     this.log = log;
   }
 
@@ -96,7 +99,8 @@ export class PositionService {
   /**
    * The three query forms of spec §4.3: nothing → the latest position of every device the caller may
    * see positions of; deviceId → that device's latest; deviceId + from + to → its history. `id`
-   * (repeatable) picks positions by id, silently leaving out those the caller may not see.
+   * (repeatable) picks positions by id, silently leaving out those the caller may not see. A history and
+   * positions by id stop at what the owner's plan serves (docs/plans.md); a latest position is shown whatever its age.
    */
   async query(userId: number, scope: object, query: PositionQuery): Promise<PositionAnswer> {
     const { deviceId, ids } = query;
@@ -109,10 +113,13 @@ export class PositionService {
     if (deviceId !== undefined) await assertDevicePermission(access, deviceId, 'position');
 
     if (ids !== undefined) {
-      const rows = await this.store.positions.findByIds(ids);
-      return { kind: 'list', rows: rows.filter((row) => (deviceId === undefined || row.device_id === deviceId) && mayUse(access, row.device_id, 'position')) };
+      const rows = (await this.store.positions.findByIds(ids)).filter((row) => (deviceId === undefined || row.device_id === deviceId) && mayUse(access, row.device_id, 'position'));
+      const servedFrom = await this.historyCut.servedFrom(access, [...new Set(rows.map((row) => row.device_id))]);
+      return { kind: 'list', rows: rows.filter((row) => row.fix_time >= (servedFrom.get(row.device_id) ?? Number.NEGATIVE_INFINITY)) };
     }
     if (range && deviceId !== undefined) {
+      const servedFrom = await this.historyCut.servedFromOf(access, deviceId);
+      if (servedFrom !== null && servedFrom > range.from) range.from = servedFrom;
       // A history that fits in one page needs no count.
       const firstPage = await this.store.positions.historyPage(deviceId, range, undefined, HISTORY_PAGE_SIZE);
       if (firstPage.length === HISTORY_PAGE_SIZE && (await this.store.positions.countInRange(deviceId, range, HISTORY_LIMIT + 1)) > HISTORY_LIMIT) {

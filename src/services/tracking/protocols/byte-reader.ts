@@ -9,7 +9,8 @@ export class ByteReader {
   constructor(buffer: Buffer, start = 0, end = buffer.length) {
     this.buffer = buffer;
     this.offset = start;
-    this.end = end;
+    // A length field may claim more than the buffer holds: reads stop at the buffer's end either way.
+    this.end = Math.min(end, buffer.length);
   }
 
   get remaining(): number {

@@ -32,3 +32,13 @@ export function crc16X25(data: Uint8Array): number {
 export function crc16Ibm(data: Uint8Array): number {
   return reflectedCrc(ARC_TABLE, 0, data);
 }
+
+// CRC-16/KERMIT (poly 0x1021 reflected, init 0, no xorout), used by Ruptela.
+export function crc16Kermit(data: Uint8Array): number {
+  return reflectedCrc(X25_TABLE, 0, data);
+}
+
+// CRC-16/MODBUS (poly 0x8005 reflected, init 0xFFFF, no xorout), used by Galileosky.
+export function crc16Modbus(data: Uint8Array): number {
+  return reflectedCrc(ARC_TABLE, 0xffff, data);
+}

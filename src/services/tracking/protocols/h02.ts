@@ -1,6 +1,7 @@
 // H02 protocol (Sinotrack and clones, Traccar port 5013).
 // Text frames: *<maker>,<id>,<type>,...# ; binary frames: '$' + fixed-length BCD record (32 or 45 bytes per device).
 
+import { h02Commands } from './h02-commands.ts';
 import { addAlarm, isValidCoordinate, utcDate } from './decode-helpers.ts';
 import type { ConnectionState, DecodedMessage, DecodedPosition, DecodedStatus, TcpProtocol } from './types.ts';
 import { ProtocolError } from './types.ts';
@@ -11,6 +12,10 @@ const BINARY_MARKER = 0x24; // '$'
 const UNKNOWN_BINARY_MARKER = 0x58; // 'X', fixed 32-byte frames Traccar splits but does not decode
 const SHORT_BINARY_LENGTH = 32;
 const LONG_BINARY_LENGTH = 45;
+// Same record with an 8-byte id (15 BCD digits and a pad nibble), plus trailing bytes Traccar does not read.
+const LONG_ID_BINARY_LENGTH = 42;
+const LONG_ID_BYTES = 8;
+const SHORT_ID_BYTES = 5;
 const MAX_TEXT_LENGTH = 4096;
 const LINE_BREAKS = new Set([0x0d, 0x0a]);
 
@@ -29,9 +34,13 @@ function binaryFrameLength(buffer: Buffer, offset: number, state: ConnectionStat
   }
   const available = buffer.length - offset;
   let length: number | null = null;
-  if (available >= LONG_BINARY_LENGTH && isFrameBoundary(buffer, offset + LONG_BINARY_LENGTH)
-    && !isFrameBoundary(buffer, offset + SHORT_BINARY_LENGTH)) {
+  const endsAt = (candidate: number) => available >= candidate && isFrameBoundary(buffer, offset + candidate)
+    && !isFrameBoundary(buffer, offset + SHORT_BINARY_LENGTH);
+  if (endsAt(LONG_BINARY_LENGTH)) {
     length = LONG_BINARY_LENGTH;
+  } else if ((available === LONG_ID_BINARY_LENGTH || available >= LONG_BINARY_LENGTH) && endsAt(LONG_ID_BINARY_LENGTH)) {
+    // A read of exactly 42 bytes is taken as one long-id frame: devices send one frame per segment.
+    length = LONG_ID_BINARY_LENGTH;
   } else if (available >= SHORT_BINARY_LENGTH
     && (isFrameBoundary(buffer, offset + SHORT_BINARY_LENGTH) || available >= LONG_BINARY_LENGTH)) {
     length = SHORT_BINARY_LENGTH;
@@ -366,7 +375,11 @@ function decodeBinary(frame: Buffer): DecodedMessage {
   if (frame.length < SHORT_BINARY_LENGTH) {
     throw new ProtocolError('h02: binary frame too short');
   }
-  const nibbles = frame.subarray(1, SHORT_BINARY_LENGTH).toString('hex');
+  // Past the id both layouts agree, so the long id is read apart and the record is read as a short-id one.
+  const idBytes = frame.length === LONG_ID_BINARY_LENGTH ? LONG_ID_BYTES : SHORT_ID_BYTES;
+  const idNibbles = frame.subarray(1, 1 + idBytes).toString('hex');
+  const nibbles = idNibbles.slice(0, 10) + frame.subarray(1 + idBytes, SHORT_BINARY_LENGTH + idBytes - SHORT_ID_BYTES)
+    .toString('hex');
   const digits = (start: number, end: number) => {
     const text = nibbles.slice(start, end);
     if (!/^\d+$/.test(text)) {
@@ -375,11 +388,14 @@ function decodeBinary(frame: Buffer): DecodedMessage {
     return text;
   };
   const number = (start: number, end: number) => Number(digits(start, end));
-  const uniqueId = digits(0, 10);
+  const uniqueId = idBytes === LONG_ID_BYTES ? idNibbles.slice(0, 15) : digits(0, 10);
+  if (!/^\d+$/.test(uniqueId)) {
+    throw new ProtocolError('h02: bad BCD device id');
+  }
   const time = utcDate(number(20, 22), number(18, 20), number(16, 18), number(10, 12), number(12, 14), number(14, 16));
   const attributes: Record<string, unknown> = {};
   let latitude = number(22, 24) + Number(`${digits(24, 26)}.${digits(26, 30)}`) / 60;
-  const battery = batteryLevel(frame[16]!);
+  const battery = batteryLevel(frame[16 + idBytes - SHORT_ID_BYTES]!);
   if (battery !== null) {
     attributes['batteryLevel'] = battery;
   }
@@ -393,7 +409,7 @@ function decodeBinary(frame: Buffer): DecodedMessage {
   }
   const speed = number(42, 45);
   const course = number(45, 48);
-  readStatus(frame.readUInt32BE(25), attributes);
+  readStatus(frame.readUInt32BE(25 + idBytes - SHORT_ID_BYTES), attributes);
   const message: DecodedMessage = { uniqueId, positions: [], statuses: [] };
   if (time && isValidCoordinate(latitude, longitude)) {
     message.positions.push({
@@ -423,4 +439,5 @@ export const h02Protocol: TcpProtocol = {
   name: 'h02',
   splitFrames,
   decode,
+  commands: h02Commands,
 };

@@ -10,12 +10,18 @@ export const EARLIEST_DEVICE_TIME = Date.UTC(2000, 0, 1);
 /** A device clock may run ahead (a wrong time zone) by at most a day, Traccar's default `filter.future`. */
 export const MAX_DEVICE_CLOCK_AHEAD_MS = 24 * 60 * 60 * 1000;
 
+/** A time from 2000 to a day after `now`: what the server accepts as a fix or device time. */
+export function isPlausibleDeviceTime(time: Date, now: Date): boolean {
+  const value = time.getTime();
+  return value >= EARLIEST_DEVICE_TIME && value <= now.getTime() + MAX_DEVICE_CLOCK_AHEAD_MS;
+}
+
 function checkTime(what: string, time: Date | null, now: Date): void {
   if (time === null) {
     return;
   }
   const value = time.getTime();
-  if (!(value >= EARLIEST_DEVICE_TIME && value <= now.getTime() + MAX_DEVICE_CLOCK_AHEAD_MS)) {
+  if (!isPlausibleDeviceTime(time, now)) {
     throw new ProtocolError(`${what} ${Number.isNaN(value) ? 'is not a date' : time.toISOString()} is before 2000 or more than a day ahead`);
   }
 }

@@ -1,5 +1,7 @@
 // Shared contract of the device-protocol decoders. Decoders are pure: no I/O, no clock (callers pass `now`).
 
+import type { CommandEncoder } from './command-types.ts';
+
 // One location fix reported by a device.
 export interface DecodedPosition {
   fixTime: Date; // time of the GPS fix (UTC)
@@ -25,11 +27,18 @@ export interface DecodedStatus {
 
 export interface DecodedMessage {
   uniqueId?: string; // set when the message identifies the device (login, IMEI in the message)
+  // Other spellings of the same id, tried in order when no device has `uniqueId` (JT808: with and without leading zeros).
+  uniqueIdAlternatives?: readonly string[];
   positions: DecodedPosition[]; // may be empty (login, heartbeat)
   statuses: DecodedStatus[]; // attribute-only reports, may be empty
   // Bytes to send back after positions and statuses are durably stored. For a login message send it only when the
   // device is accepted.
   ack?: Buffer;
+  // The frame's checksum (or its length or trailer count) did not match, but its content decoded whole: kept, as
+  // Traccar keeps it, and counted so a sloppy firmware shows in the metrics.
+  checksumMismatch?: boolean;
+  // The command sequence a device's answer echoes back (GT06's server flag), where the protocol carries one.
+  answerTo?: number;
 }
 
 // Per-connection state. The server sets uniqueId once it has accepted the device; decoders never set it.
@@ -38,11 +47,17 @@ export interface ConnectionState {
   uniqueId?: string;
   gt06TimeZoneOffsetMinutes?: number; // time zone declared in a GT06 login, applied to later timestamps
   teltonikaHandshakeDone?: boolean; // the IMEI frame has been split off; only AVL packets and pings follow
-  h02BinaryFrameLength?: number; // 32 or 45, fixed per connection once the first binary frame is seen
+  h02BinaryFrameLength?: number; // 32, 42 or 45, fixed per connection once the first binary frame is seen
+  watchScan?: { scanned: number; depth: number }; // how far the partial watch frame at the buffer's start was scanned
 }
 
+export const TCP_PROTOCOL_NAMES = [
+  'gt06', 'teltonika', 'h02', 'jt808', 'gps103', 'tk103', 'gl200', 'meitrack', 'suntech', 'wialon', 'watch', 'ruptela', 'galileo',
+] as const;
+export type TcpProtocolName = (typeof TCP_PROTOCOL_NAMES)[number];
+
 export interface TcpProtocol {
-  name: 'gt06' | 'teltonika' | 'h02';
+  name: TcpProtocolName;
   // Splits a connection's accumulated bytes into whole frames. Returns the frames found and how many bytes they used;
   // leaves a partial frame for the next read. Throws ProtocolError when the buffer starts with bytes that can never be a
   // frame (garbage); garbage after whole frames is left unconsumed so the next call throws.
@@ -52,6 +67,8 @@ export interface TcpProtocol {
   decode(frame: Buffer, state: ConnectionState, now: Date): DecodedMessage;
   // Teltonika-style login answer (0x01 accept / 0x00 reject); protocols whose login ack is in DecodedMessage.ack omit it.
   loginReply?(accepted: boolean): Buffer;
+  // What the server can send to this protocol's devices; absent when it sends nothing.
+  commands?: CommandEncoder;
 }
 
 export class ProtocolError extends Error {

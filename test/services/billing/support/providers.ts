@@ -11,7 +11,7 @@ import Stripe from 'stripe';
 import type { LightMyRequestResponse } from 'fastify';
 import { createAppleTestPki } from '../providers/support/apple-pki.ts';
 import type { AppleTestPki } from '../providers/support/apple-pki.ts';
-import { createCertificate } from '../providers/support/x509.ts';
+import { createCertificate } from '../../../support/x509.ts';
 import type { HttpApp } from '../../../../src/platform/http/app.ts';
 
 export const STRIPE_SECRET = 'whsec_billing_module_test_secret';

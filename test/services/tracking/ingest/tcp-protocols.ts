@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
-import { gt06Location, gt06Login, h02Location, teltonikaAvlPacket, teltonikaHandshake } from '../../../../src/services/tracking/protocols/encoders.ts';
+import { galileoHead, galileoRecord, gl200Heartbeat, gl200Location, gps103Heartbeat, gps103Location, gps103Login, gt06Location, gt06Login, meitrackAac, meitrackLocation, ruptelaIdentification, ruptelaRecords, suntechLocation, h02Location, jt808Auth, jt808Location, jt808Register, teltonikaAvlPacket, teltonikaHandshake, tk103Location, tk103Login, watchLink, watchLocation, wialonData, wialonLogin } from '../../../../src/services/tracking/protocols/encoders.ts';
 import type { DeviceFix } from '../../../../src/services/tracking/protocols/encoders.ts';
+import type { DeviceProtocol } from '../../../../src/services/tracking/ingest/listeners.ts';
 import type { DeviceConnection } from './support.ts';
 
 /**
@@ -9,7 +10,7 @@ import type { DeviceConnection } from './support.ts';
  */
 export interface TcpProtocolCase {
   /** The protocol's name, as stored on positions and given to `ingestion.listen`. */
-  protocol: 'teltonika' | 'gt06' | 'h02';
+  protocol: Exclude<DeviceProtocol, 'osmand'>;
   /** The unique id of this protocol's `n`-th test device, in the protocol's own id format. */
   uniqueId(n: number): string;
   /** The login frame; undefined where the device names itself in every message instead. */
@@ -20,11 +21,30 @@ export interface TcpProtocolCase {
   refusal: Buffer;
   /** One position message; `serial` is the message's sequence number where the protocol has one. */
   position(uniqueId: string, fix: DeviceFix, serial: number): Buffer;
-  /** Reads the acknowledgement of the position message `serial` and checks it. */
-  readPositionAck(connection: DeviceConnection, serial: number): Promise<void>;
+  /**
+   * Reads the acknowledgement of the position message `serial` and checks it; undefined for a protocol whose devices
+   * get no answer at all (Suntech), where the scenarios wait for the position to be stored instead.
+   */
+  readPositionAck?(connection: DeviceConnection, serial: number): Promise<void>;
+  /** The message with its checksum spoiled, which the server keeps as Traccar does; absent without a checksum. */
+  spoilChecksum?(message: Buffer): Buffer;
+}
+
+/** Flips the bits of the byte `fromEnd` bytes before the end of a copy of `message`. */
+function flipped(message: Buffer, fromEnd: number): Buffer {
+  const copy = Buffer.from(message);
+  copy[copy.length - fromEnd] = copy[copy.length - fromEnd]! ^ 0xff;
+  return copy;
 }
 
 const GT06_ACK_LENGTH = 10;
+
+/** One JT808 server message: from its opening 0x7e to its closing one, escapes undone. */
+export async function readJt808(connection: DeviceConnection): Promise<Buffer> {
+  assert.deepEqual(await connection.read(1), Buffer.from([0x7e]));
+  const rest = Buffer.from(await connection.readText('~'), 'latin1');
+  return Buffer.from(rest.subarray(0, -1).toString('hex').replace(/7d02/g, '7e').replace(/7d01/g, '7d'), 'hex');
+}
 
 export const TCP_PROTOCOLS: readonly TcpProtocolCase[] = [
   {
@@ -36,6 +56,7 @@ export const TCP_PROTOCOLS: readonly TcpProtocolCase[] = [
     position: (_uniqueId, fix) => teltonikaAvlPacket([fix]),
     // The ACK is the packet's record count, here one.
     readPositionAck: async (connection) => assert.deepEqual(await connection.read(4), Buffer.from([0, 0, 0, 1])),
+    spoilChecksum: (message) => flipped(message, 1), // the low byte of the CRC word
   },
   {
     protocol: 'gt06',
@@ -52,6 +73,7 @@ export const TCP_PROTOCOLS: readonly TcpProtocolCase[] = [
       const ack = await connection.read(GT06_ACK_LENGTH);
       assert.deepEqual([ack[3], ack.readUInt16BE(4)], [0x22, serial]);
     },
+    spoilChecksum: (message) => flipped(message, 3), // the low byte of the CRC, before 0D0A
   },
   {
     protocol: 'h02',
@@ -62,6 +84,113 @@ export const TCP_PROTOCOLS: readonly TcpProtocolCase[] = [
     position: (uniqueId, fix) => h02Location(uniqueId, fix),
     // A V1 location is echoed as V4.
     readPositionAck: async (connection) => assert.match(await connection.readText('#'), /^\*HQ,\d+,V4,V1,\d{14}#$/),
+  },
+  {
+    protocol: 'jt808',
+    uniqueId: (n) => `8613${String(n).padStart(8, '0')}`,
+    // Registration, then authentication with the code it returned (the terminal id, as Traccar answers).
+    login: (uniqueId) => Buffer.concat([jt808Register(uniqueId, 1), jt808Auth(uniqueId, uniqueId, 2)]),
+    readLoginAccepted: async (connection) => {
+      const registered = await readJt808(connection);
+      assert.deepEqual([registered.readUInt16BE(0), registered.readUInt16BE(12), registered[14]], [0x8100, 1, 0]);
+      const authenticated = await readJt808(connection);
+      assert.deepEqual([authenticated.readUInt16BE(0), authenticated.readUInt16BE(12), authenticated.readUInt16BE(14)], [0x8001, 2, 0x0102]);
+    },
+    refusal: Buffer.alloc(0),
+    position: (uniqueId, fix, serial) => jt808Location(uniqueId, fix, serial),
+    // A general response 0x8001 echoing the serial and type of the report, result 0 (success).
+    readPositionAck: async (connection, serial) => {
+      const ack = await readJt808(connection);
+      assert.deepEqual([ack.readUInt16BE(0), ack.readUInt16BE(12), ack.readUInt16BE(14), ack[16]], [0x8001, serial, 0x0200, 0]);
+    },
+  },
+  {
+    protocol: 'gps103',
+    uniqueId: (n) => `86358601${String(n).padStart(7, '0')}`,
+    login: gps103Login,
+    readLoginAccepted: async (connection) => assert.equal((await connection.read(4)).toString(), 'LOAD'),
+    refusal: Buffer.alloc(0),
+    // Reports are not answered: a heartbeat after it is, and answers go out in order, once what came before is stored.
+    position: (uniqueId, fix) => Buffer.concat([gps103Location(uniqueId, fix), gps103Heartbeat(uniqueId)]),
+    readPositionAck: async (connection) => assert.equal((await connection.read(2)).toString(), 'ON'),
+  },
+  {
+    protocol: 'tk103',
+    uniqueId: (n) => `0270${String(n).padStart(8, '0')}`,
+    login: tk103Login,
+    readLoginAccepted: async (connection) => assert.match(await connection.readText(')'), /^\(\d{12}AP01HSO\)$/),
+    refusal: Buffer.alloc(0),
+    // BP05, the location sent at log-in, is answered AP05.
+    position: (uniqueId, fix) => tk103Location(uniqueId, fix, 'BP05'),
+    readPositionAck: async (connection) => assert.match(await connection.readText(')'), /^\(\d{12}AP05\)$/),
+  },
+  {
+    protocol: 'wialon',
+    uniqueId: (n) => `86300539${String(n).padStart(7, '0')}`,
+    login: wialonLogin,
+    readLoginAccepted: async (connection) => assert.equal(await connection.readText('\r\n'), '#AL#1\r\n'),
+    refusal: Buffer.alloc(0),
+    position: (_uniqueId, fix) => wialonData(fix),
+    readPositionAck: async (connection) => assert.equal(await connection.readText('\r\n'), '#AD#1\r\n'),
+  },
+  {
+    protocol: 'watch',
+    uniqueId: (n) => `93${String(n).padStart(8, '0')}`,
+    login: (uniqueId) => watchLink(uniqueId),
+    readLoginAccepted: async (connection) => assert.match(await connection.readText(']'), /^\[3G\*\d{10}\*0002\*LK\]$/),
+    refusal: Buffer.alloc(0),
+    // Locations are not answered: a link message after it is, once the location before it is stored.
+    position: (uniqueId, fix) => Buffer.concat([watchLocation(uniqueId, fix), watchLink(uniqueId)]),
+    readPositionAck: async (connection) => assert.match(await connection.readText(']'), /^\[3G\*\d{10}\*0002\*LK\]$/),
+  },
+  {
+    protocol: 'meitrack',
+    uniqueId: (n) => `86102005${String(n).padStart(7, '0')}`,
+    login: () => undefined,
+    readLoginAccepted: async () => undefined,
+    refusal: Buffer.alloc(0),
+    // AAA reports are not answered: an AAC after it is, once the report before it is stored.
+    position: (uniqueId, fix) => Buffer.concat([meitrackLocation(uniqueId, fix), meitrackAac(uniqueId)]),
+    readPositionAck: async (connection) => assert.match(await connection.readText('\r\n'), /^@@z27,\d{15},AAC,1\*[0-9A-F]{2}\r\n$/),
+  },
+  {
+    protocol: 'suntech',
+    uniqueId: (n) => `5113${String(n).padStart(5, '0')}`,
+    login: () => undefined,
+    readLoginAccepted: async () => undefined,
+    refusal: Buffer.alloc(0),
+    position: (uniqueId, fix) => suntechLocation(uniqueId, fix),
+  },
+  {
+    protocol: 'gl200',
+    uniqueId: (n) => `86059900${String(n).padStart(7, '0')}`,
+    login: () => undefined,
+    readLoginAccepted: async () => undefined,
+    refusal: Buffer.alloc(0),
+    // Reports are not answered: a heartbeat after it is, once the report before it is stored.
+    position: (uniqueId, fix, serial) => Buffer.concat([gl200Location(uniqueId, fix, serial), gl200Heartbeat(uniqueId, fix.time, serial)]),
+    readPositionAck: async (connection, serial) =>
+      assert.equal(await connection.readText('$'), `+SACK:GTHBD,1A0800,${serial.toString(16).toUpperCase().padStart(4, '0')}$`),
+  },
+  {
+    protocol: 'ruptela',
+    uniqueId: (n) => `86351405${String(n).padStart(7, '0')}`,
+    login: ruptelaIdentification,
+    readLoginAccepted: async (connection) => assert.deepEqual(await connection.read(6), Buffer.from('00027301cb25', 'hex')),
+    refusal: Buffer.alloc(0),
+    position: (uniqueId, fix) => ruptelaRecords(uniqueId, [fix]),
+    // One fixed answer for every records message.
+    readPositionAck: async (connection) => assert.deepEqual(await connection.read(6), Buffer.from('0002640113bc', 'hex')),
+  },
+  {
+    protocol: 'galileo',
+    uniqueId: (n) => `86820400${String(n).padStart(7, '0')}`,
+    login: galileoHead,
+    // Every packet is answered 0x02 and its own checksum.
+    readLoginAccepted: async (connection) => assert.equal((await connection.read(3))[0], 0x02),
+    refusal: Buffer.alloc(0),
+    position: (_uniqueId, fix) => galileoRecord(fix),
+    readPositionAck: async (connection) => assert.equal((await connection.read(3))[0], 0x02),
   },
 ];
 

@@ -43,7 +43,7 @@ for (const engine of testEngines()) {
       servicesSocket = await socketUrl(services.app);
       servicesUrl = servicesSocket.replace('ws:', 'http:').replace('/api/socket', '');
       gateway = await createServer(
-        loadConfig({ ...shared, SERVICES: 'gateway', AUTH_URL: servicesUrl, DEVICES_URL: servicesUrl, TRACKING_URL: servicesUrl, BILLING_URL: servicesUrl }),
+        loadConfig({ ...shared, SERVICES: 'gateway', AUTH_URL: servicesUrl, DEVICES_URL: servicesUrl, TRACKING_URL: servicesUrl, BILLING_URL: servicesUrl, NOTIFICATIONS_URL: servicesUrl }),
       );
       gatewaySocket = await socketUrl(gateway.app);
       gatewayUrl = gatewaySocket.replace('ws:', 'http:').replace('/api/socket', '');
@@ -133,7 +133,7 @@ for (const engine of testEngines()) {
     it('answers 502 UPSTREAM_UNAVAILABLE when the tracking service cannot be reached', async () => {
       const unreachable = `http://127.0.0.1:${await freePort()}`;
       const lonely = await createServer(
-        loadConfig({ ...shared, SERVICES: 'gateway', AUTH_URL: servicesUrl, DEVICES_URL: servicesUrl, TRACKING_URL: unreachable, BILLING_URL: servicesUrl }),
+        loadConfig({ ...shared, SERVICES: 'gateway', AUTH_URL: servicesUrl, DEVICES_URL: servicesUrl, TRACKING_URL: unreachable, BILLING_URL: servicesUrl, NOTIFICATIONS_URL: servicesUrl }),
       );
       try {
         const refused = await refusal(await socketUrl(lonely.app), { headers: { authorization: `Bearer ${user.token}` } });
@@ -146,7 +146,7 @@ for (const engine of testEngines()) {
 
     it('a gateway that shuts down ends its tunnels', async () => {
       const second = await createServer(
-        loadConfig({ ...shared, SERVICES: 'gateway', AUTH_URL: servicesUrl, DEVICES_URL: servicesUrl, TRACKING_URL: servicesUrl, BILLING_URL: servicesUrl }),
+        loadConfig({ ...shared, SERVICES: 'gateway', AUTH_URL: servicesUrl, DEVICES_URL: servicesUrl, TRACKING_URL: servicesUrl, BILLING_URL: servicesUrl, NOTIFICATIONS_URL: servicesUrl }),
       );
       const client = await LiveClient.open(await socketUrl(second.app), { headers: { authorization: `Bearer ${user.token}` } });
       assert.ok(((await client.next()) as LiveMessage).positions);

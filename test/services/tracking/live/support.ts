@@ -23,6 +23,7 @@ export interface LiveMessage {
   positions?: { id: number; deviceId: number }[];
   events?: { id: number; deviceId: number; type: string }[];
   devices?: ({ id: number; status: string } & Record<string, unknown>)[];
+  commands?: { id: number; deviceId: number; status: string; type: string; sentAt: string | null }[];
 }
 
 export interface Closed {

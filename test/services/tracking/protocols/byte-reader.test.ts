@@ -41,3 +41,11 @@ describe('ProtocolError', () => {
     assert.equal(error.message, 'bad frame');
   });
 });
+
+describe('byte reader bounds', () => {
+  it('refuses to read past the buffer even when told the data ends later', () => {
+    const reader = new ByteReader(Buffer.from([1, 2, 3]), 0, 10);
+    assert.equal(reader.u16(), 0x0102);
+    assert.throws(() => reader.u16(), ProtocolError);
+  });
+});

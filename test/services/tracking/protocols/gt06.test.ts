@@ -23,7 +23,13 @@ const HEARTBEAT = '78780B23C00122040001000818720D0A';
 const STRING_ICCID = '7878281520000000003c49434349443a38393838323339303030303039373330323635303e00020d446f260d0a';
 const STRING_INFO_UTF16 = '797900262100000000020043006f006d006d0061006e00640020006500720072006f0072002100236e850d0a';
 const TIME_REQUEST = '7878058A000688290D0A';
+const GPS_WITHOUT_SERIAL = '7878121011091c0b1b2999058508040097a89e0034520d0a';
 const WRONG_LENGTH_WIFI = '787803691604130318491475905BD30E25001E10BBF7635D14759006E626560501CC0028660F213228660F1F2828660EA81E286610731428660F20140D0A';
+
+// The serving cell, kept as Traccar's network object.
+function cell(mobileCountryCode: number, mobileNetworkCode: number, locationAreaCode: number, cellId: number) {
+  return { cellTowers: [{ mobileCountryCode, mobileNetworkCode, locationAreaCode, cellId }] };
+}
 
 function decode(frame: string, state: ConnectionState = {}) {
   return gt06Protocol.decode(hex(frame), state, NOW);
@@ -100,7 +106,7 @@ describe('gt06 locations', () => {
     assertFix(position, { time: '2015-10-20T14:21:11.000Z', valid: true, latitude: 54.94535, longitude: 24.01762 });
     assert.equal(position.speed, 0);
     assert.equal(position.course, 0);
-    assert.deepEqual(position.attributes, { sat: 5, ignition: false });
+    assert.deepEqual(position.attributes, { sat: 5, ignition: false, network: cell(246, 1, 110, 21978) });
     assert.deepEqual(message.ack, hex('787805120003903f0d0a'));
   });
 
@@ -110,7 +116,9 @@ describe('gt06 locations', () => {
     assertFix(position, { time: '2015-08-27T18:29:55.000Z', valid: true, latitude: 16.63471, longitude: 80.96708 });
     assert.equal(roundTo(position.speed, 5), 17.27862);
     assert.equal(position.course, 258);
-    assert.deepEqual(position.attributes, { sat: 11, ignition: true, odometer: 4320784 });
+    assert.deepEqual(position.attributes, {
+      sat: 11, ignition: true, odometer: 4320784, network: cell(404, 7, 470, 41241),
+    });
     assert.deepEqual(message.ack, hex('787805120576caad0d0a'));
   });
 
@@ -118,7 +126,9 @@ describe('gt06 locations', () => {
     const message = decode(GPS_LBS_UTC);
     const position = message.positions[0]!;
     assertFix(position, { time: '2015-12-29T02:51:05.000Z', valid: true, latitude: 23.11169, longitude: 114.4093 });
-    assert.deepEqual(position.attributes, { sat: 9, ignition: false, event: 0, archive: true });
+    assert.deepEqual(position.attributes, {
+      sat: 9, ignition: false, event: 0, archive: true, network: cell(460, 0, 10365, 8049),
+    });
     assert.deepEqual(message.ack, hex('787805220008a8420d0a'));
   });
 
@@ -149,6 +159,7 @@ describe('gt06 alarms and status', () => {
     assert.equal(position.course, 199);
     assert.deepEqual(position.attributes, {
       sat: 4, ignition: true, status: 70, charge: true, blocked: false, batteryLevel: 100, rssi: 4, alarm: 'overspeed',
+      network: cell(404, 70, 211, 49301),
     });
     assert.deepEqual(message.ack, hex('7878051601409a190d0a'));
   });
@@ -195,9 +206,9 @@ describe('gt06 alarms and status', () => {
 });
 
 describe('gt06 other messages', () => {
-  it('keeps an ICCID string message as an attribute', () => {
+  it('keeps an ICCID string message as an attribute, and its text as the answer to the command that asked', () => {
     const message = decode(STRING_ICCID);
-    assert.deepEqual(message.statuses, [{ deviceTime: null, attributes: { iccid: '89882390000097302650' } }]);
+    assert.deepEqual(message.statuses, [{ deviceTime: null, attributes: { iccid: '89882390000097302650', result: '<ICCID:89882390000097302650>' } }]);
     assert.deepEqual(message.ack, hex('787805150d449af90d0a'));
   });
 
@@ -216,6 +227,110 @@ describe('gt06 other messages', () => {
     const unknown = gt06Response(0x55, 7);
     assert.deepEqual(gt06Protocol.decode(unknown, {}, NOW).ack, unknown);
     assert.equal(gt06Protocol.decode(gt06Response(0x81, 7), {}, NOW).ack, undefined);
+  });
+});
+
+describe('gt06 4G and model-specific types', () => {
+  // Frames from Traccar's Gt06ProtocolDecoderTest; the places agree with the cells' country codes.
+  const AZ735_LOCATION = '7979004a321106170c1b180cc900a875580b7ab4f00010350901fe0a007c0009112424007c000912240081004efe2100c500100f1200000000000000000000000000000000000000000000bc7c900d0a';
+  const X1_GPS = '78783c3439000000120a0902093a07031f9e690529be2e00155500000016214901a30308b70000b3fb004aa82b059401a3422100000001000000007d9370b90d0a';
+  const NEIGHBOUR_CELLS = '78783B2810010D02020201CC00287D001F713E287D001F7231287D001E232D287D001F4018000000000000000000000000000000000000FF00020005B14B0D0A';
+  const MODULAR = '797900a87000000001020035000100003300125d62bf3a0800e804b5994308814a87001d5d00340006115d62bf29000011000a012e02620000000000000001000803537601000129800002000803102608593397620003000a8901260852293397626600180002017d002b000116002c00045d6278ea0009000108000a00010b002800010b002e00040000f0c1002a00010000290004000000be0030000a000100b4000a00b402d00006c5490d0a';
+
+  it('answers an AZ735 0x7979 location with the 0x7979 acknowledgement', () => {
+    const message = decode(AZ735_LOCATION);
+    assertFix(message.positions[0]!, { time: '2017-06-23T12:27:24.000Z', valid: true, latitude: -6.13338, longitude: 106.99505 });
+    assert.deepEqual(message.positions[0]!.attributes, {
+      sat: 9, rssi: 36, status: 0, network: cell(510, 10, 124, 2321),
+    });
+    assert.deepEqual(message.ack, hex('797900053200bcedd10d0a'));
+  });
+
+  it('reads the X1 location with its odometer, driver and voltages, and does not answer it (as Traccar)', () => {
+    const message = decode(X1_GPS);
+    assertFix(message.positions[0]!, { time: '2018-10-09T02:09:58.000Z', valid: true, latitude: 29.11323, longitude: 48.12319 });
+    assert.deepEqual(message.positions[0]!.attributes, {
+      sat: 7, odometer: 1450313, network: { cellTowers: [{ mobileCountryCode: 419, mobileNetworkCode: 3, locationAreaCode: 2231, cellId: 46075 }] },
+      driverUniqueId: '4892715', battery: 14.28, power: 4.19, input: 0, output: 1, adc1: 0, adc2: 0,
+    });
+    assert.equal(message.ack, undefined);
+  });
+
+  it('keeps neighbour cells as a status report with the device time and their signal', () => {
+    const message = decode(NEIGHBOUR_CELLS);
+    assert.deepEqual(message.positions, []);
+    const [status] = message.statuses;
+    assert.equal(status!.deviceTime!.toISOString(), '2016-01-13T02:02:02.000Z');
+    const towers = (status!.attributes['network'] as { cellTowers: { cellId: number; signalStrength: number }[] }).cellTowers;
+    assert.deepEqual(towers.map((tower) => [tower.cellId, tower.signalStrength]), [[8049, -62], [8050, -49], [7715, -45], [8000, -24]]);
+    assert.deepEqual(message.ack, hex('78780528000500dd0d0a'));
+  });
+
+  it('takes the 0x70 fix from its location module, with altitude, and the other modules as attributes', () => {
+    const message = decode(MODULAR);
+    const position = message.positions[0]!;
+    assertFix(position, { time: '2019-08-25T17:02:50.000Z', valid: true, latitude: 43.89451, longitude: -79.27275 });
+    assert.equal(position.altitude, 232);
+    assert.equal(position.attributes['iccid'], '89012608522933976266');
+    assert.equal(position.attributes['hdop'], 1.1);
+    assert.deepEqual(message.ack, hex('78780570000677670d0a'));
+  });
+
+  it('keeps a Wi-Fi report (no length, serial or CRC) with its access points and cells, answered with its time', () => {
+    const message = decode(WRONG_LENGTH_WIFI);
+    assert.equal(message.checksumMismatch, undefined);
+    const [status] = message.statuses;
+    assert.equal(status!.deviceTime!.toISOString(), '2016-04-13T03:18:49.000Z');
+    const network = status!.attributes['network'] as { wifiAccessPoints: { macAddress: string }[]; cellTowers: unknown[] };
+    assert.deepEqual(network.wifiAccessPoints.map((accessPoint) => accessPoint.macAddress),
+      ['14:75:90:5b:d3:0e', '00:1e:10:bb:f7:63', '14:75:90:06:e6:26']);
+    assert.equal(network.cellTowers.length, 5);
+    assert.deepEqual(message.ack, hex('78780069160413031849 0d0a'.replace(/ /g, '')));
+  });
+
+  it('answers an address request with Traccar\'s "no address" 0x97 frame', () => {
+    const message = gt06Protocol.decode(frameWithCrc(0x2a, Buffer.alloc(30), 4), {}, NOW);
+    assert.deepEqual(message.positions, []);
+    assert.equal(message.ack!.readUInt16BE(0), 0x7979);
+    assert.equal(message.ack![4], 0x97);
+    assert.equal(message.ack!.subarray(10, 21).toString('latin1'), 'NA&&NA&&0##');
+  });
+
+  it('reads the 0xA9 Wi-Fi alarm: 4G cells when flagged, access points, and the alarm code with its high bits', () => {
+    const body = Buffer.concat([
+      hex('180506070809'), // 2024-05-06 07:08:09
+      hex('00f6' + '01'), // MCC 246, MNC 1
+      hex('01' + '01'), // 4G cells, one of them
+      hex('0000006e' + '00000000000055da' + '3c'), // LAC 110, cell 21978, signal 60
+      hex('00'), // timing advance
+      hex('01' + '112233445566' + '28'), // one access point
+      hex('01' + '00'), // alarm 01 (sos), language without high bits
+    ]);
+    const message = gt06Protocol.decode(frameWithCrc(0xa9, body, 9), {}, NOW);
+    assert.deepEqual(message.statuses, [{
+      deviceTime: new Date('2024-05-06T07:08:09Z'),
+      attributes: {
+        network: {
+          cellTowers: [{ mobileCountryCode: 246, mobileNetworkCode: 1, locationAreaCode: 110, cellId: 21978, signalStrength: -60 }],
+          wifiAccessPoints: [{ macAddress: '11:22:33:44:55:66', signalStrength: 40 }],
+        },
+        alarm: 'sos',
+      },
+    }]);
+    assert.deepEqual(message.ack, gt06Response(0xa9, 9));
+  });
+
+  it('reads the OBD values of 0x8C', () => {
+    // Traccar's Gt06ProtocolDecoderTest (FM08ABC).
+    const message = decode('797900cd8c15010d08200d013137333d302c3232333d312c3238333d30303032373464382c3436333d30303030303239352c3437333d30303030363333622c3438333d30303030303036372c3242333d30303030303030302c3244333d30303030316332302c3335333d30303030323133342c3336333d30303033626430382c3339333d30303030303336622c3330333d30303030303539362c3439333d30303030306563382c3441333d2c3341333d30303030303430352c3530333d30303030cb03850c3603c025af5414a6003fc5940d0a');
+    assert.deepEqual(message.statuses[0]!.attributes, {
+      ignition: true, odometer: 1609.84, fuelUsed: 254.03, fuel: 0, coolantTemp: 72, obdSpeed: 85, rpm: 2450, hours: 37.84,
+    });
+  });
+
+  it('gives nothing and no answer for our own acknowledgement echoed back, or a stub', () => {
+    assert.deepEqual(decode('787805120099abec0d0a'), { positions: [], statuses: [] });
+    assert.deepEqual(decode('787801080d0a'), { positions: [], statuses: [], checksumMismatch: true });
   });
 });
 
@@ -243,16 +358,37 @@ describe('gt06 framing', () => {
     assert.throws(() => gt06Protocol.splitFrames(buffer.subarray(first.consumed), {}), ProtocolError);
   });
 
-  it('rejects a bad CRC', () => {
+  it('keeps a frame with a bad CRC, flagged as a mismatch, and still acknowledges it', () => {
+    assert.equal(decode(GPS_LBS).checksumMismatch, undefined);
     const frame = hex(GPS_LBS);
-    frame[10] = frame[10]! ^ 0x01;
-    assert.throws(() => gt06Protocol.decode(frame, {}, NOW), /bad CRC/);
+    frame[frame.length - 3] = frame[frame.length - 3]! ^ 0x01;
+    const message = gt06Protocol.decode(frame, {}, NOW);
+    assert.equal(message.checksumMismatch, true);
+    assert.deepEqual(message.positions, decode(GPS_LBS).positions);
+    assert.deepEqual(message.ack, decode(GPS_LBS).ack);
   });
 
-  it('refuses a frame whose length byte does not point at its trailer, after the frames before it', () => {
+  it('cuts a frame whose length field misses its trailer at the first 0D0A, as Traccar does', () => {
     const frame = hex(WRONG_LENGTH_WIFI);
-    assert.throws(() => gt06Protocol.splitFrames(frame, {}), /length field does not point at a 0D0A trailer/);
-    const buffer = Buffer.concat([hex(LOGIN), frame]);
+    const buffer = Buffer.concat([hex(LOGIN), frame, hex(STATUS)]);
+    assert.deepEqual(gt06Protocol.splitFrames(buffer, {}).frames, [hex(LOGIN), frame, hex(STATUS)]);
+    // Until the trailer arrives the frame is waited for.
+    assert.deepEqual(gt06Protocol.splitFrames(frame.subarray(0, 30), {}), { frames: [], consumed: 0 });
+  });
+
+  it('decodes a location whose length field is one byte short and which has no serial and CRC, flagged', () => {
+    // Traccar's Gt06ProtocolDecoderTest: a 0x10 frame sent without serial and CRC by its firmware.
+    const message = decode(GPS_WITHOUT_SERIAL);
+    assert.equal(message.checksumMismatch, true);
+    assertFix(message.positions[0]!, {
+      time: '2017-09-28T11:27:41.000Z', valid: true, latitude: 51.4469, longitude: 5.52172,
+    });
+  });
+
+  it('refuses a frame with no 0D0A within the longest frame its header allows, after the frames before it', () => {
+    const runaway = Buffer.concat([Buffer.from([0x78, 0x78, 0x05, 0x12]), Buffer.alloc(300, 0x11)]);
+    assert.throws(() => gt06Protocol.splitFrames(runaway, {}), /no 0D0A trailer/);
+    const buffer = Buffer.concat([hex(LOGIN), runaway]);
     const first = gt06Protocol.splitFrames(buffer, {});
     assert.deepEqual(first.frames, [hex(LOGIN)]);
     assert.throws(() => gt06Protocol.splitFrames(buffer.subarray(first.consumed), {}), ProtocolError);
@@ -264,8 +400,8 @@ describe('gt06 framing', () => {
     assert.equal(message.statuses[0]?.attributes['result'], 'OK');
   });
 
-  it('gives the same frames however the stream is chunked', () => {
-    const stream = [LOGIN, GPS_LBS, STATUS, STRING_INFO_UTF16, ALARM_OVERSPEED].map(hex);
+  it('gives the same frames however the stream is chunked, sloppy lengths included', () => {
+    const stream = [LOGIN, GPS_LBS, STATUS, GPS_WITHOUT_SERIAL, STRING_INFO_UTF16, WRONG_LENGTH_WIFI, ALARM_OVERSPEED].map(hex);
     assertSameFramesHoweverChunked(gt06Protocol, stream);
   });
 });

@@ -27,6 +27,7 @@ const NBR = '*HQ,4109179024,NBR,103732,722,310,0,6,8106,32010,23,8101,22007,25,8
 const LINK = '*HQ,1700086468,LINK,180902,15,0,84,0,0,240517,FFFFFBFF#';
 const V3 = '*HQ,355488020882405,V3,095426,74001,01,010278,045142,128,-92,02DE,0,X,090517,FFFFFBFF#';
 const SMS_TEXT = 'ST906(70SACD)_TQ_V_2.0 2024/06/07\nID:5226073533\nVOLT:12.9V\nGSM:26';
+const BINARY_LONG_ID = '2435248308419329301047591808172627335900074412294E024138FEFFFFFFFF01120064BA73005ECC';
 const BINARY_SHORT = '2441060116601245431311165035313006004318210e000000fffffbffff0024';
 const BINARY_LONG = '24410600082621532131081504419390060740418306000000fffffbfdff0015060000002c02dc0c000000001f';
 const TEXT_WITH_LINE_BREAK = '2a48512c3335353438383032303131333931312c56312c3031323934352c412c353233312e37393238332c4e2c30313332342e31303731382c452c302e30352c302c3137303231372c4646464646464646230d0a';
@@ -185,6 +186,16 @@ describe('h02 binary frames', () => {
     assert.equal(position.attributes['alarm'], 'sos');
   });
 
+  it('decodes the 42-byte record with a 15-digit id', () => {
+    const message = h02Protocol.decode(hex(BINARY_LONG_ID), {}, NOW);
+    assert.equal(message.uniqueId, '352483084193293');
+    const position = message.positions[0]!;
+    assert.equal(position.fixTime.toISOString(), '2017-08-18T10:47:59.000Z');
+    assert.equal(position.valid, true);
+    assertCoordinates(position, 26.45560, 74.68716);
+    assert.deepEqual(position.attributes, { ignition: true, status: 0xfeffffff });
+  });
+
   it('rejects a record with a non-BCD field', () => {
     const frame = hex(BINARY_SHORT);
     frame[8] = 0xaa;
@@ -219,6 +230,16 @@ describe('h02 framing', () => {
     const buffer = Buffer.concat([hex(BINARY_LONG), hex(BINARY_LONG)]);
     assert.equal(h02Protocol.splitFrames(buffer, state).frames.length, 2);
     assert.equal(state.h02BinaryFrameLength, 45);
+  });
+
+  it('recognises 42-byte long-id frames, alone in a read or followed by the next frame', () => {
+    const alone: ConnectionState = {};
+    assert.deepEqual(h02Protocol.splitFrames(hex(BINARY_LONG_ID), alone).frames, [hex(BINARY_LONG_ID)]);
+    assert.equal(alone.h02BinaryFrameLength, 42);
+    const state: ConnectionState = {};
+    const buffer = Buffer.concat([hex(BINARY_LONG_ID), hex(BINARY_LONG_ID), Buffer.from(V1_WEST)]);
+    assert.equal(h02Protocol.splitFrames(buffer, state).frames.length, 3);
+    assert.equal(state.h02BinaryFrameLength, 42);
   });
 
   it('throws on garbage and on text without terminator', () => {

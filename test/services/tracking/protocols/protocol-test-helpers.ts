@@ -84,3 +84,17 @@ export function assertCoordinates(
   assert.ok(Math.abs(position.latitude - latitude) <= 1e-5, `latitude ${position.latitude} != ${latitude}`);
   assert.ok(Math.abs(position.longitude - longitude) <= 1e-5, `longitude ${position.longitude} != ${longitude}`);
 }
+
+/** The one whole frame `bytes` holds, decoded. */
+export function decodeOne(protocol: TcpProtocol, bytes: Buffer, state: ConnectionState = {}): DecodedMessage {
+  const { frames, consumed } = protocol.splitFrames(bytes, state);
+  assert.deepEqual([frames.length, consumed], [1, bytes.length], 'one whole frame');
+  return protocol.decode(frames[0]!, state, NOW);
+}
+
+/** The one position the one frame of `bytes` carries. */
+export function onlyPositionOf(protocol: TcpProtocol, bytes: Buffer) {
+  const message = decodeOne(protocol, bytes);
+  assert.equal(message.positions.length, 1, 'one position');
+  return message.positions[0]!;
+}

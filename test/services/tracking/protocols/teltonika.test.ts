@@ -112,7 +112,9 @@ describe('teltonika AVL data', () => {
     assert.equal(roundTo(position.speed, 5), 44.81641);
     assert.deepEqual(position.attributes, {
       priority: 0, sat: 15, event: 0, motion: true, rssi: 3, io200: 0, in1: true, io29: 0, power: 14.233,
-      io205: 63501, io206: 17007, battery: 3.976, io25: 3000, io86: 3000, operator: 23201, odometer: 2656224,
+      battery: 3.976, bleTemp1: 30, io86: 3000, operator: 23201, odometer: 2656224,
+      // Cell 63501 (IO 205) in area 17007 (IO 206) of operator 232 01, Austria: where the fix is.
+      network: { cellTowers: [{ mobileCountryCode: 232, mobileNetworkCode: 1, locationAreaCode: 17007, cellId: 63501 }] },
     });
   });
 
@@ -211,18 +213,72 @@ describe('teltonika framing and errors', () => {
     assert.throws(() => teltonikaProtocol.splitFrames(Buffer.from([0x12, 0x34, 0x56]), {}), ProtocolError);
   });
 
-  it('rejects a bad CRC, a count mismatch and unsupported codecs', () => {
-    const packet = hex(CODEC_8);
-    packet[30] = packet[30]! ^ 0x40;
-    assert.throws(() => teltonikaProtocol.decode(packet, AFTER_HANDSHAKE, NOW), /bad CRC/);
+  it('keeps a packet whose CRC or length field is wrong but whose records decode whole, flagged as a mismatch', () => {
+    assert.equal(decode(CODEC_8).checksumMismatch, undefined);
+    const badCrc = hex(CODEC_8);
+    badCrc[badCrc.length - 1] = badCrc[badCrc.length - 1]! ^ 0x40;
+    const kept = teltonikaProtocol.decode(badCrc, { ...AFTER_HANDSHAKE }, NOW);
+    assert.equal(kept.checksumMismatch, true);
+    assert.deepEqual(kept.positions, decode(CODEC_8).positions);
+    assert.deepEqual(kept.ack, Buffer.from([0, 0, 0, 1]));
+    const badLength = hex(CODEC_8);
+    badLength.writeUInt32BE(0, 4);
+    assert.equal(teltonikaProtocol.decode(badLength, { ...AFTER_HANDSHAKE }, NOW).checksumMismatch, true);
+  });
+
+  it('rejects truncated records, a count mismatch and unsupported codecs', () => {
+    assert.throws(() => teltonikaProtocol.decode(hex(CODEC_8).subarray(0, 40), AFTER_HANDSHAKE, NOW), ProtocolError);
     const mismatch = avlPacket(Buffer.concat([Buffer.from([8, 1]), codec8Record([], [], []), Buffer.from([2])]));
     assert.throws(() => teltonikaProtocol.decode(mismatch, AFTER_HANDSHAKE, NOW), /count mismatch/);
-    assert.throws(() => decode(CODEC_12_RESPONSE), /unsupported codec/);
+    const codec99 = avlPacket(Buffer.from([0x99, 0, 0]));
+    assert.throws(() => teltonikaProtocol.decode(codec99, AFTER_HANDSHAKE, NOW), /unsupported codec/);
+    // Codec 12 carries command answers (test/services/tracking/protocols/commands.test.ts).
+    assert.deepEqual(decode(CODEC_12_RESPONSE).statuses.length, 1);
+  });
+
+  it('finds the end of a packet whose firmware sends 0 as its data length by reading its records', () => {
+    // Traccar's TeltonikaProtocolDecoderTest: "invalid length and checksum".
+    const zeroLength = hex('0000000000000000080100000113fc208dff00209cca800f14f650006f00d60400040004030101150316030001460000015d000100000000');
+    const state: ConnectionState = { ...AFTER_HANDSHAKE };
+    const buffer = Buffer.concat([zeroLength, hex(CODEC_8)]);
+    assert.deepEqual(teltonikaProtocol.splitFrames(buffer, state).frames, [zeroLength, hex(CODEC_8)]);
+    assert.deepEqual(teltonikaProtocol.splitFrames(zeroLength.subarray(0, 40), state), { frames: [], consumed: 0 });
+    const message = teltonikaProtocol.decode(zeroLength, state, NOW);
+    assert.equal(message.checksumMismatch, true);
+    assertCoordinates(message.positions[0]!, 25.3032, 54.71464);
+    assert.deepEqual(message.ack, Buffer.from([0, 0, 0, 1]));
+    assertSameFramesHoweverChunked(teltonikaProtocol, [hex(HANDSHAKE), zeroLength, hex(CODEC_8)]);
+  });
+
+  it('refuses a packet without a length whose records do not end within 2048 bytes', () => {
+    const endless = Buffer.concat([Buffer.alloc(8), Buffer.from([0x08, 0xff]), Buffer.alloc(2100, 0x01)]);
+    assert.throws(() => teltonikaProtocol.splitFrames(endless, { ...AFTER_HANDSHAKE }), /do not end in time/);
+    assert.throws(() => teltonikaProtocol.splitFrames(hex('000000000000000099'), { ...AFTER_HANDSHAKE }), ProtocolError);
   });
 
   it('gives the same frames however the stream is chunked', () => {
     const stream = [HANDSHAKE, DOC_CODEC_8, 'ff', CODEC_8_EXTENDED_VIN, CODEC_16].map(hex);
     assertSameFramesHoweverChunked(teltonikaProtocol, stream);
+  });
+});
+
+describe('teltonika codec 7 (GH3000)', () => {
+  // Traccar's TeltonikaProtocolDecoderTest: two GH3000 records with float coordinates and a 2007-based clock.
+  const GH3000 = '000000000000003107024c61410b013f4231c2c141d0beb9003d000005006483ff4c6140eb013f4231c2c141d0beb9003d000005006483ff02000041df';
+
+  it('reads both records: time from 2007, float coordinates, always valid', () => {
+    const message = decode(GH3000);
+    assert.equal(message.positions.length, 2);
+    const [first, second] = message.positions;
+    // 0x0c61410b seconds after 2007-01-01; the high two bits of the timestamp are flags.
+    assert.equal(first!.fixTime.toISOString(), '2013-07-31T22:30:35.000Z');
+    assert.equal(second!.fixTime.toISOString(), '2013-07-31T22:30:03.000Z');
+    assert.equal(first!.valid, true);
+    assertCoordinates(first!, 44.44019, 26.09313);
+    assert.equal(first!.altitude, 61);
+    assert.deepEqual(first!.attributes, { sat: 5, lac: 100, cid: 33791 });
+    assert.deepEqual(message.ack, Buffer.from([0, 0, 0, 2]));
+    assert.equal(message.checksumMismatch, undefined);
   });
 });
 
@@ -252,7 +308,7 @@ describe('teltonika fuzzing', () => {
 
   it('decodes random records inside valid AVL packets safely', () => {
     fc.assert(fc.property(
-      fc.constantFrom(0x08, 0x8e, 0x10), fc.integer({ min: 0, max: 3 }), fc.uint8Array({ maxLength: 120 }),
+      fc.constantFrom(0x07, 0x08, 0x8e, 0x10), fc.integer({ min: 0, max: 3 }), fc.uint8Array({ maxLength: 120 }),
       (codec, count, records) => {
         const data = Buffer.concat([Buffer.from([codec, count]), records, Buffer.from([count])]);
         decodeStream(teltonikaProtocol, avlPacket(data), { ...AFTER_HANDSHAKE });

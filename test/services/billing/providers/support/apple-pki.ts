@@ -1,6 +1,6 @@
 // An Apple-shaped signing chain (root CA -> WWDR-style intermediate -> App Store leaf) generated per test run.
 import { generateKeyPairSync, sign } from 'node:crypto';
-import { createCertificate } from './x509.ts';
+import { createCertificate } from '../../../../support/x509.ts';
 
 /** SignedDataVerifier requires these marker extensions on the intermediate and the leaf. */
 export const APPLE_INTERMEDIATE_MARKER_OID = '1.2.840.113635.100.6.2.1';

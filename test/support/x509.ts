@@ -1,4 +1,4 @@
-// Minimal DER encoder for test certificates: just enough X.509 v3 to build Apple-style and Google-style chains.
+// Minimal DER encoder for test certificates: just enough X.509 v3 for Apple- and Google-style chains and local TLS servers.
 // No X.509 builder is a declared dependency, so the tests carry their own.
 import { X509Certificate, sign } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
@@ -69,6 +69,15 @@ export interface CertificateSpec {
   isCertificateAuthority: boolean;
   /** Marker extensions with a NULL value, the way Apple flags its WWDR intermediates and App Store leaves. */
   markerExtensionOids?: string[];
+  /** Subject alternative names of a TLS server certificate: host names and IPv4 addresses. */
+  altNames?: { dns?: string[]; ip?: string[] };
+}
+
+/** The subjectAltName extension: dNSName is [2] IA5String, iPAddress is [7] OCTET STRING, both implicit. */
+function subjectAltName(names: NonNullable<CertificateSpec['altNames']>): Buffer {
+  const dns = (names.dns ?? []).map((name) => tlv(0x82, Buffer.from(name, 'ascii')));
+  const ip = (names.ip ?? []).map((address) => tlv(0x87, Buffer.from(address.split('.').map(Number))));
+  return sequence(objectIdentifier('2.5.29.17'), octetString(sequence(...dns, ...ip)));
 }
 
 export function createCertificate(spec: CertificateSpec): X509Certificate {
@@ -78,6 +87,7 @@ export function createCertificate(spec: CertificateSpec): X509Certificate {
     octetString(spec.isCertificateAuthority ? sequence(derTrue()) : sequence()),
   );
   const markers = (spec.markerExtensionOids ?? []).map((oid) => sequence(objectIdentifier(oid), octetString(derNull())));
+  const altNames = spec.altNames ? [subjectAltName(spec.altNames)] : [];
   const algorithm = signatureAlgorithm(spec.issuerPrivateKey);
   const toBeSigned = sequence(
     explicit(0, integer(2)), // v3
@@ -87,7 +97,7 @@ export function createCertificate(spec: CertificateSpec): X509Certificate {
     sequence(time(spec.notBefore), time(spec.notAfter)),
     commonName(spec.subject),
     spec.subjectPublicKey.export({ type: 'spki', format: 'der' }),
-    explicit(3, sequence(basicConstraints, ...markers)),
+    explicit(3, sequence(basicConstraints, ...markers, ...altNames)),
   );
   const signature = sign('sha256', toBeSigned, spec.issuerPrivateKey);
   return new X509Certificate(sequence(toBeSigned, algorithm, bitString(signature)));

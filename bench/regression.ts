@@ -1,0 +1,88 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { registerDevices, simulatedIds } from '../src/cli/simulate.ts';
+import type { SimulatedProtocol } from '../src/cli/simulate.ts';
+import { startProcess } from '../test/support/processes.ts';
+import type { RunningProcess } from '../test/support/processes.ts';
+import { freePort, freshDatabase, percentile, simulateLoad } from './ingestion.ts';
+import type { Figure } from './measure.ts';
+import { BENCH_ADMIN, benchServerEnv } from './server.ts';
+
+/**
+ * Ingestion against an earlier commit: the same load, alternately, against this tree's server and
+ * against one started from BENCH_BASELINE_TREE, a checkout of that commit with its own node_modules
+ * (`git worktree add --detach ../baseline <commit> && (cd ../baseline && npm ci)`), both on SQLite.
+ * Throughput swings with whatever else the machine runs; the server's CPU time per position swings
+ * far less, so both are reported, each as candidate / baseline.
+ */
+const DEVICES = Number(process.env.BENCH_DEVICES ?? 1000);
+const ROUNDS = Number(process.env.BENCH_REGRESSION_ROUNDS ?? 4);
+const RUN_SECONDS = Number(process.env.BENCH_REGRESSION_SECONDS ?? 5);
+const PROTOCOLS: SimulatedProtocol[] = ['teltonika', 'osmand'];
+/** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in hundredths of a second. */
+const TICK_MS = 10;
+
+interface Side {
+  name: 'baseline' | 'candidate';
+  server: RunningProcess;
+  ports: Record<string, number>;
+  runs: Record<string, { perSecond: number; cpuMicrosPerPosition: number }[]>;
+}
+
+/** User plus system CPU time of a process so far, in ms, from /proc/<pid>/stat. */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
+}
+
+async function startSide(name: Side['name'], dir: string, script: string | undefined): Promise<Side> {
+  const database = await freshDatabase('sqlite', dir, undefined);
+  const ports = { teltonika: await freePort(), osmand: await freePort() };
+  const server = await startProcess(
+    benchServerEnv(path.join(dir, name), { DATABASE_URL: database.url, TELTONIKA_PORT: String(ports.teltonika), OSMAND_PORT: String(ports.osmand) }),
+    { script, timeoutMs: 60_000 },
+  );
+  await registerDevices({ url: server.url, ...BENCH_ADMIN, protocol: 'teltonika', uniqueIds: simulatedIds('861000000000000', DEVICES), speedKmh: 50, stopSeconds: 60 });
+  return { name, server, ports, runs: { teltonika: [], osmand: [] } };
+}
+
+async function runOnce(side: Side, protocol: SimulatedProtocol): Promise<void> {
+  const pid = side.server.child.pid as number;
+  const cpuBefore = cpuMs(pid);
+  const started = performance.now();
+  const stats = await simulateLoad(protocol, side.ports[protocol] as number, simulatedIds('861000000000000', DEVICES), 0, RUN_SECONDS);
+  const seconds = (performance.now() - started) / 1000;
+  // Work an acknowledgement does not wait for (live publishing, device fields) still counts.
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const cpu = cpuMs(pid) - cpuBefore;
+  side.runs[protocol]?.push({ perSecond: stats.acknowledged / seconds, cpuMicrosPerPosition: (cpu * 1000) / Math.max(1, stats.acknowledged) });
+}
+
+export async function benchRegression(): Promise<Figure[]> {
+  const tree = process.env.BENCH_BASELINE_TREE;
+  if (!tree) return [{ name: 'Ingestion against an earlier commit', value: 'skipped: set BENCH_BASELINE_TREE to a checkout of it with its own node_modules' }];
+  const dir = mkdtempSync(path.join(tmpdir(), 'trackstack-bench-regression-'));
+  const sides: Side[] = [];
+  try {
+    sides.push(await startSide('baseline', dir, path.resolve(tree, 'src/main.ts')));
+    sides.push(await startSide('candidate', dir, undefined));
+    for (let round = 0; round < ROUNDS; round++) {
+      // Alternate who goes first, so that a drift in the machine's load favours neither.
+      const order = round % 2 === 0 ? sides : [...sides].reverse();
+      for (const protocol of PROTOCOLS) for (const side of order) await runOnce(side, protocol);
+    }
+    const [baseline, candidate] = sides as [Side, Side];
+    return PROTOCOLS.flatMap((protocol) => {
+      const best = (side: Side) => Math.max(...(side.runs[protocol] ?? []).map((run) => run.perSecond));
+      const cpu = (side: Side) => percentile((side.runs[protocol] ?? []).map((run) => run.cpuMicrosPerPosition), 0.5);
+      return [
+        { name: `${protocol}: best positions/s, baseline / candidate`, value: `${best(baseline).toFixed(0)} / ${best(candidate).toFixed(0)} (ratio ${(best(candidate) / best(baseline)).toFixed(2)})` },
+        { name: `${protocol}: server CPU µs per position (median), baseline / candidate`, value: `${cpu(baseline).toFixed(0)} / ${cpu(candidate).toFixed(0)} (ratio ${(cpu(candidate) / cpu(baseline)).toFixed(2)})` },
+      ];
+    });
+  } finally {
+    await Promise.all(sides.map((side) => side.server.stop()));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,170 @@
+// Web Push (RFC 8030) with VAPID (RFC 8292) and aes128gcm payload encryption (RFC 8291), through web-push.
+import { createECDH, createHash, ECDH, createPrivateKey, generateKeyPairSync } from 'node:crypto';
+import { isIP } from 'node:net';
+import path from 'node:path';
+import type { JWK } from 'jose';
+import webPush from 'web-push';
+import { ConfigError, isLoopbackHost } from '../../../config.ts';
+import type { PushConfig } from '../../../config.ts';
+import { readOrCreateSecret } from '../../../platform/secrets.ts';
+import { DEFAULT_REQUEST_TIMEOUT_MS, refusal, requestSignal, unreachable } from './outcomes.ts';
+import type { PushMessage, PushOutcome, PushSender, PushTarget } from './push-sender.ts';
+
+/** The application server's VAPID identity; `publicKey` is what browsers subscribe with (`applicationServerKey`). */
+export interface VapidKeys {
+  /** Uncompressed P-256 point, base64url (65 bytes). */
+  publicKey: string;
+  /** P-256 private scalar, base64url (32 bytes). */
+  privateKey: string;
+  subject: string;
+}
+
+export interface WebPushSenderOptions {
+  /** One request's time limit when the caller's signal allows longer. */
+  timeoutMs?: number;
+  /** NOTIFY_ALLOW_PRIVATE_URLS: endpoints over http, on localhost or at an IP address (local push services in tests). */
+  allowPrivateEndpoints?: boolean;
+  /**
+   * The fetch that posts to endpoints. The endpoint comes from a user's browser, so the notifications module
+   * passes the fetch that refuses private and loopback addresses after DNS resolution (as for webhooks).
+   */
+  fetch?: typeof fetch;
+}
+
+/** A push service keeps an undelivered message this long, the same 24 h a delivery is retried for. */
+const TTL_SECONDS = 86_400;
+const PROVIDER = 'Web Push service';
+
+/** VAPID_PUBLIC_KEY and VAPID_PRIVATE_KEY, else a P-256 pair generated into DATA_DIR once. */
+export function loadVapidKeys(config: PushConfig['vapid'], dataDir: string): VapidKeys {
+  if (config.publicKey && config.privateKey) {
+    const ecdh = createECDH('prime256v1');
+    try {
+      ecdh.setPrivateKey(Buffer.from(config.privateKey, 'base64url'));
+    } catch {
+      throw new ConfigError('VAPID_PRIVATE_KEY', 'not a P-256 private key');
+    }
+    if (!ecdh.getPublicKey().equals(Buffer.from(config.publicKey, 'base64url'))) {
+      throw new ConfigError('VAPID_PUBLIC_KEY', 'is not the public key of VAPID_PRIVATE_KEY');
+    }
+    return { publicKey: config.publicKey, privateKey: config.privateKey, subject: config.subject };
+  }
+  const file = path.join(dataDir, 'vapid-private.pem');
+  const pem = readOrCreateSecret(file, () =>
+    generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
+  );
+  let jwk: JWK;
+  try {
+    jwk = createPrivateKey(pem).export({ format: 'jwk' });
+  } catch {
+    jwk = {};
+  }
+  if (jwk.crv !== 'P-256' || !jwk.d) throw new ConfigError('VAPID_PRIVATE_KEY', `unset, and ${file} is not a P-256 private key`);
+  const point = Buffer.concat([Buffer.from([4]), Buffer.from(jwk.x as string, 'base64url'), Buffer.from(jwk.y as string, 'base64url')]);
+  return { publicKey: point.toString('base64url'), privateKey: jwk.d as string, subject: config.subject };
+}
+
+/**
+ * Why a browser's subscription cannot be used, or undefined when it can: for validating a target at registration.
+ * Push services are public https hosts; anything else would let a user aim the server's requests elsewhere.
+ */
+export function subscriptionProblem(subscription: NonNullable<PushTarget['subscription']>, allowPrivateEndpoints = false): string | undefined {
+  let endpoint: URL;
+  try {
+    endpoint = new URL(subscription.endpoint);
+  } catch {
+    return 'endpoint is not a URL';
+  }
+  if (!allowPrivateEndpoints) {
+    if (endpoint.protocol !== 'https:') return 'endpoint must be an https URL';
+    if (isIP(endpoint.hostname.replace(/^\[|\]$/g, '')) !== 0 || isLoopbackHost(endpoint.hostname) || endpoint.hostname.endsWith('.localhost')) {
+      return 'endpoint must name a push service by its host name';
+    }
+  } else if (endpoint.protocol !== 'https:' && endpoint.protocol !== 'http:') {
+    return 'endpoint must be an http(s) URL';
+  }
+  const p256dh = Buffer.from(subscription.keys.p256dh, 'base64url');
+  try {
+    // Decoding the point checks that it lies on the curve.
+    if (p256dh.length !== 65) throw new Error('not an uncompressed point');
+    ECDH.convertKey(p256dh, 'prime256v1');
+  } catch {
+    return 'keys.p256dh is not a P-256 public key';
+  }
+  if (Buffer.from(subscription.keys.auth, 'base64url').length !== 16) return 'keys.auth must be 16 bytes';
+  return undefined;
+}
+
+/**
+ * The JSON a service worker receives in its `push` event: `{title, body, url, data, tag?}`, `tag` being the
+ * collapse key (show it as the Notification's tag so repeats replace each other).
+ */
+export function webPushPayload(message: PushMessage): string {
+  return JSON.stringify({ title: message.title, body: message.body, url: message.url, data: message.data, tag: message.collapseKey });
+}
+
+export class WebPushSender implements PushSender {
+  readonly kind = 'webpush' as const;
+  readonly #keys: VapidKeys;
+  readonly #timeoutMs: number;
+  readonly #allowPrivateEndpoints: boolean;
+  readonly #fetch: typeof fetch;
+
+  constructor(keys: VapidKeys, options: WebPushSenderOptions = {}) {
+    this.#keys = keys;
+    this.#timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+    this.#allowPrivateEndpoints = options.allowPrivateEndpoints ?? false;
+    this.#fetch = options.fetch ?? fetch;
+  }
+
+  /** The `applicationServerKey` the web app subscribes with (base64url). */
+  get publicKey(): string {
+    return this.#keys.publicKey;
+  }
+
+  async send(target: PushTarget, message: PushMessage, signal: AbortSignal): Promise<PushOutcome> {
+    const subscription = target.subscription;
+    if (!subscription) return { kind: 'final', error: 'webpush target without a subscription' };
+    const problem = subscriptionProblem(subscription, this.#allowPrivateEndpoints);
+    if (problem) return { kind: 'final', error: `unusable subscription: ${problem}` };
+    let request: ReturnType<typeof webPush.generateRequestDetails>;
+    try {
+      request = webPush.generateRequestDetails(subscription, webPushPayload(message), {
+        vapidDetails: this.#keys,
+        TTL: TTL_SECONDS,
+        urgency: 'high',
+        ...(message.collapseKey ? { topic: topicOf(message.collapseKey) } : {}),
+      });
+    } catch (error) {
+      return { kind: 'final', error: `cannot encrypt for this subscription: ${(error as Error).message}` };
+    }
+    // fetch sets Content-Length from the body itself.
+    const headers = Object.fromEntries(
+      Object.entries(request.headers)
+        .filter(([name]) => name.toLowerCase() !== 'content-length')
+        .map(([name, value]) => [name, String(value)]),
+    );
+    let response: Response;
+    try {
+      response = await this.#fetch(request.endpoint, {
+        method: 'POST',
+        headers,
+        body: request.body,
+        redirect: 'manual',
+        signal: requestSignal(signal, this.#timeoutMs),
+      });
+    } catch (error) {
+      return unreachable(PROVIDER, error);
+    }
+    // The body is not kept: the endpoint is the user's choice, and the delivery's last error is shown to them.
+    await response.body?.cancel().catch(() => undefined);
+    if (response.status >= 200 && response.status < 300) return { kind: 'sent' };
+    if (response.status === 404 || response.status === 410) return { kind: 'gone', error: `${PROVIDER} answered ${response.status}: subscription expired` };
+    return refusal(PROVIDER, response.status, '', response.headers.get('retry-after'));
+  }
+}
+
+/** The Topic header allows at most 32 base64url characters, so a collapse key is hashed into one. */
+function topicOf(collapseKey: string): string {
+  return createHash('sha256').update(collapseKey).digest('base64url').slice(0, 32);
+}

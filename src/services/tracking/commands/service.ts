@@ -1,0 +1,211 @@
+import type { UserAccess, UserDirectory } from '../../auth/users/directory.ts';
+import type { DeviceAccessApi } from '../../devices/access.ts';
+import { AppError } from '../errors.ts';
+import { TCP_PROTOCOLS } from '../ingest/listeners.ts';
+import type { DeviceProtocol } from '../ingest/listeners.ts';
+import { COMMAND_TYPES } from '../protocols/command-types.ts';
+import type { CommandEncoder, CommandType } from '../protocols/command-types.ts';
+import { ProtocolError } from '../protocols/types.ts';
+import { invalidQuery, parseTime } from '../query.ts';
+import type { CommandDelivery } from './delivery.ts';
+import type { ProtocolMemory } from './protocol-memory.ts';
+import type { CommandRepository, SavedCommandRow } from './repository.ts';
+import type { CommandView, SavedCommandView } from './types.ts';
+import { validateCommand } from './validation.ts';
+import { commandView, savedCommandView } from './views.ts';
+
+export interface SendRequest {
+  deviceId: number;
+  type?: string;
+  attributes?: Record<string, unknown>;
+  /** A saved command instead of type and attributes. */
+  commandId?: number;
+}
+
+export interface SavedCommandInput {
+  description: string;
+  type: string;
+  attributes?: Record<string, unknown>;
+}
+
+/**
+ * Where a plan's `commands` feature (DESIGN §5.8) is checked before a send: billing's entitlement; absent (no billing
+ * reachable), every user may send commands.
+ */
+export interface CommandFeatureCheck {
+  /** Throws 402 FEATURE_NOT_IN_PLAN when the user's plan does not include commands. */
+  assertCommandsAllowed(userId: number): Promise<void>;
+}
+
+export interface CommandServiceDeps {
+  repository: CommandRepository;
+  protocols: ProtocolMemory;
+  delivery: CommandDelivery;
+  devices: DeviceAccessApi;
+  users: UserDirectory;
+  features?: CommandFeatureCheck;
+  now?: () => number;
+}
+
+const HISTORY_LIMIT = 1000;
+const DEFAULT_HISTORY_WINDOW_MS = 24 * 3600 * 1000;
+const MAX_SAVED_PER_USER = 1000;
+
+/** The types a device may be sent: only `custom` until its protocol is known; none over protocols without commands (OsmAnd). */
+export function supportedTypes(protocol: string | undefined): readonly CommandType[] {
+  if (protocol === undefined) return ['custom'];
+  return encoderOf(protocol)?.supports ?? [];
+}
+
+function encoderOf(protocol: string): CommandEncoder | undefined {
+  return protocol in TCP_PROTOCOLS ? TCP_PROTOCOLS[protocol as Exclude<DeviceProtocol, 'osmand'>].commands : undefined;
+}
+
+/** Every type some protocol can send. */
+const ANY_PROTOCOL_TYPES: readonly CommandType[] = COMMAND_TYPES.filter((type) =>
+  Object.values(TCP_PROTOCOLS).some((protocol) => protocol.commands?.supports.includes(type)),
+);
+
+/** The commands API (DESIGN §5.7): who may send what, saved commands, history. Delivery does the sending. */
+export class CommandService {
+  readonly #deps: CommandServiceDeps;
+  readonly #now: () => number;
+
+  constructor(deps: CommandServiceDeps) {
+    this.#deps = deps;
+    this.#now = deps.now ?? Date.now;
+  }
+
+  async types(userId: number, scope: object, deviceId: number | undefined): Promise<{ type: CommandType }[]> {
+    if (deviceId === undefined) return ANY_PROTOCOL_TYPES.map((type) => ({ type }));
+    await this.#assertCommandAccess(userId, scope, deviceId);
+    return supportedTypes(await this.#deps.protocols.protocolOf(deviceId)).map((type) => ({ type }));
+  }
+
+  async send(userId: number, scope: object, request: SendRequest): Promise<CommandView> {
+    const { delivery } = this.#deps;
+    const user = await this.#user(userId);
+    if (request.commandId !== undefined && (request.type !== undefined || request.attributes !== undefined)) {
+      throw new AppError('VALIDATION_FAILED', 'Send either commandId or type and attributes, not both');
+    }
+    if (request.commandId === undefined && request.type === undefined) throw new AppError('VALIDATION_FAILED', 'type (or commandId) is required');
+    const saved = request.commandId === undefined ? undefined : await this.#usableSaved(user, request.commandId);
+    await this.#assertCommandAccess(userId, scope, request.deviceId);
+    if (!user.administrator) {
+      assertMayChangeDevices(user);
+      if (user.limitCommands && !saved) throw new AppError('COMMANDS_LIMITED');
+    }
+    // Plans (DESIGN §5.8): the one place a plan's `commands` feature is enforced.
+    await this.#deps.features?.assertCommandsAllowed(userId);
+    const command = saved
+      ? validateCommand(saved.type, JSON.parse(saved.attributes) as Record<string, unknown>)
+      : validateCommand(request.type as string, request.attributes ?? {});
+    const protocol = await this.#deps.protocols.protocolOf(request.deviceId);
+    if (!supportedTypes(protocol).includes(command.type)) {
+      throw new AppError('UNSUPPORTED_COMMAND', protocol === undefined
+        ? 'The device has not connected yet: only custom commands can be queued for it'
+        : `The device's protocol (${protocol}) cannot send ${command.type}`);
+    }
+    const encoder = protocol === undefined ? undefined : encoderOf(protocol);
+    try {
+      encoder?.encode(command, { uniqueId: '0', sequence: 0, now: new Date(this.#now()) });
+    } catch (error) {
+      if (error instanceof ProtocolError) throw new AppError('INVALID_COMMAND_ATTRIBUTES', error.message);
+      throw error;
+    }
+    return commandView(await delivery.deliver({ deviceId: request.deviceId, userId, ...command, createdAt: this.#now() }));
+  }
+
+  async history(userId: number, scope: object, query: { deviceId: number; from?: string; to?: string }): Promise<CommandView[]> {
+    const to = query.to === undefined ? this.#now() : parseTime(query.to, 'to');
+    const from = query.from === undefined ? to - DEFAULT_HISTORY_WINDOW_MS : parseTime(query.from, 'from');
+    if (from > to) throw query.to === undefined ? invalidQuery('from', 'must not be after to (now when left out)') : invalidQuery('to', 'must not be before from');
+    await this.#assertCommandAccess(userId, scope, query.deviceId);
+    const rows = await this.#deps.repository.history(query.deviceId, from, to, HISTORY_LIMIT);
+    return rows.map(commandView);
+  }
+
+  async listSaved(userId: number): Promise<SavedCommandView[]> {
+    const user = await this.#user(userId);
+    return (await this.#deps.repository.listSaved(userId, user.administrator, MAX_SAVED_PER_USER * 10)).map(savedCommandView);
+  }
+
+  async getSaved(userId: number, id: number): Promise<SavedCommandView> {
+    return savedCommandView(await this.#usableSaved(await this.#user(userId), id));
+  }
+
+  async createSaved(userId: number, input: SavedCommandInput): Promise<SavedCommandView> {
+    const user = await this.#savedCommandWriter(userId);
+    const command = validateCommand(input.type, input.attributes ?? {});
+    const { repository } = this.#deps;
+    if ((await repository.countSaved(userId)) >= MAX_SAVED_PER_USER) throw new AppError('SAVED_COMMANDS_LIMIT_REACHED');
+    const row = await repository.insertSaved({
+      user_id: userId,
+      by_administrator: user.administrator ? 1 : 0,
+      description: input.description,
+      type: command.type,
+      attributes: JSON.stringify(command.attributes),
+      created_at: this.#now(),
+    });
+    return savedCommandView(row);
+  }
+
+  async updateSaved(userId: number, id: number, input: SavedCommandInput): Promise<SavedCommandView> {
+    const user = await this.#savedCommandWriter(userId);
+    await this.#ownSaved(user, id);
+    const command = validateCommand(input.type, input.attributes ?? {});
+    const row = await this.#deps.repository.updateSaved(id, { description: input.description, type: command.type, attributes: JSON.stringify(command.attributes) });
+    if (!row) throw new AppError('NOT_FOUND', 'No such saved command');
+    return savedCommandView(row);
+  }
+
+  async deleteSaved(userId: number, id: number): Promise<void> {
+    const user = await this.#savedCommandWriter(userId);
+    await this.#ownSaved(user, id);
+    await this.#deps.repository.deleteSaved(id);
+  }
+
+  async #user(userId: number): Promise<UserAccess> {
+    const user = await this.#deps.users.get(userId);
+    if (!user) throw new AppError('UNAUTHORIZED', 'The account no longer exists');
+    return user;
+  }
+
+  /** A saved command the user may send and read: their own, an administrator's, or any for an administrator; else 404. */
+  async #usableSaved(user: UserAccess, id: number): Promise<SavedCommandRow> {
+    const row = await this.#deps.repository.findSaved(id);
+    if (!row || !(row.user_id === user.id || row.by_administrator === 1 || user.administrator)) throw new AppError('NOT_FOUND', 'No such saved command');
+    return row;
+  }
+
+  /** The user's own saved command (administrators: any); one they may only use answers 403. */
+  async #ownSaved(user: UserAccess, id: number): Promise<SavedCommandRow> {
+    const row = await this.#usableSaved(user, id);
+    if (row.user_id !== user.id && !user.administrator) throw new AppError('FORBIDDEN', 'Only its creator may change this saved command');
+    return row;
+  }
+
+  async #savedCommandWriter(userId: number): Promise<UserAccess> {
+    const user = await this.#user(userId);
+    if (user.administrator) return user;
+    if (user.readonly) throw new AppError('USER_READONLY');
+    if (user.limitCommands) throw new AppError('COMMANDS_LIMITED');
+    return user;
+  }
+
+  /** 404 when no such device, 403 FORBIDDEN when the user cannot reach it, 403 COMMAND_PERMISSION_REQUIRED when their share lacks `commands`. */
+  async #assertCommandAccess(userId: number, scope: object, deviceId: number): Promise<void> {
+    const access = await this.#deps.devices.accessFor(userId, scope);
+    const check = await access.check(deviceId, 'commands');
+    if (check.outcome === 'missing') throw new AppError('NOT_FOUND', 'No such device');
+    if (check.outcome === 'forbidden') {
+      if (access.grant(deviceId)) throw new AppError('COMMAND_PERMISSION_REQUIRED');
+      throw new AppError('FORBIDDEN', 'You may not reach this device');
+    }
+  }
+}
+
+function assertMayChangeDevices(user: UserAccess): void {
+  if (user.readonly) throw new AppError('USER_READONLY');
+  if (user.deviceReadonly) throw new AppError('USER_DEVICE_READONLY');
+}

@@ -1,0 +1,198 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+import QRCode from 'qrcode';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { buildIfStale } from '../../web/build.ts';
+import { t } from '../../web/src/i18n.ts';
+import { Mailbox } from '../services/auth/support/mailbox.ts';
+import { testEngines } from './engines.ts';
+import type { TestEngine } from './engines.ts';
+import { freePort } from './ports.ts';
+import { startTestServer } from './server.ts';
+import type { TestServer } from './server.ts';
+
+/** Debian's Chromium (DESIGN §7); CHROMIUM_PATH points elsewhere. */
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+export const SCREENSHOT_DIR = path.resolve('web/test-output');
+
+/**
+ * Why the browser tests cannot run here, or undefined when they can. Without a browser they are
+ * skipped with this message; under REQUIRE_BROWSER=1 (CI) the caller fails instead.
+ */
+export function browserUnavailable(): string | undefined {
+  if (existsSync(CHROMIUM_PATH)) return undefined;
+  const reason = `no Chromium at ${CHROMIUM_PATH} (apt-get install -y chromium, or set CHROMIUM_PATH)`;
+  if (process.env.REQUIRE_BROWSER === '1') assert.fail(`REQUIRE_BROWSER=1 and ${reason}`);
+  return reason;
+}
+
+/** Chromium; `extraArgs` add to the defaults (a fake camera's video file, say). */
+export async function launchBrowser(extraArgs: string[] = []): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      // WebGL for the map in software, as headless machines have no GPU.
+      '--use-angle=swiftshader',
+      '--enable-unsafe-swiftshader',
+      // A fake camera, so the QR scanner's getUserMedia path runs.
+      '--use-fake-ui-for-media-stream',
+      '--use-fake-device-for-media-stream',
+      ...extraArgs,
+    ],
+  });
+}
+
+export interface WebServer {
+  server: TestServer;
+  mailbox: Mailbox;
+  /** http://127.0.0.1:<port>, which is also PUBLIC_URL (the socket checks the page's Origin against it). */
+  url: string;
+  /** The OsmAnd listener, for positions sent as a device would. */
+  osmandPort: number;
+  close(): Promise<void>;
+}
+
+/** The all-in-one server on SQLite, listening on a real port with the built web app, a real SMTP server and the OsmAnd port. */
+export async function startWebServer(env: Record<string, string> = {}, options: Parameters<typeof startTestServer>[2] = {}): Promise<WebServer> {
+  await buildIfStale();
+  // SQLite: the first engine, always there (DESIGN §7: the browser tests run on it).
+  const [engine] = testEngines();
+  const mailbox = await Mailbox.start();
+  const port = await freePort();
+  const osmandPort = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const server = await startTestServer(engine as TestEngine, {
+    PORT: String(port),
+    PUBLIC_URL: url,
+    SMTP_URL: mailbox.url,
+    RATE_LIMITS: 'off',
+    MAP_STYLE_URL: '/map-styles/blank.json',
+    OSMAND_PORT: String(osmandPort),
+    ...env,
+  }, options);
+  await server.app.listen({ port, host: '127.0.0.1' });
+  return {
+    server,
+    mailbox,
+    url,
+    osmandPort,
+    async close() {
+      await server.dispose();
+      await mailbox.close();
+    },
+  };
+}
+
+/** One OsmAnd report (Traccar's HTTP query form), as a phone running Traccar Client sends it. */
+export async function sendOsmAnd(web: WebServer, position: { id: string; lat: number; lon: number; time?: Date; speed?: number }): Promise<void> {
+  const query = new URLSearchParams({
+    id: position.id,
+    lat: String(position.lat),
+    lon: String(position.lon),
+    timestamp: String(Math.floor((position.time ?? new Date()).getTime() / 1000)),
+    speed: String(position.speed ?? 0),
+  });
+  const response = await fetch(`http://127.0.0.1:${web.osmandPort}/?${query}`, { method: 'POST' });
+  assert.equal(response.status, 200, await response.text());
+}
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** axe-core on the page as it is: no violation of any rule, WCAG A and AA included. */
+export async function assertAccessible(page: Page, screen: string): Promise<void> {
+  // Evaluated through the DevTools protocol: the page's CSP (script-src 'self') rightly refuses an injected <script>.
+  await page.evaluate(axeSource);
+  const violations = await page.evaluate(async () => {
+    interface Violation {
+      id: string;
+      help: string;
+      nodes: { target: string[] }[];
+    }
+    const scope = globalThis as unknown as { document: unknown; axe: { run(context: unknown, options: object): Promise<{ violations: Violation[] }> } };
+    const results = await scope.axe.run(scope.document, { resultTypes: ['violations'] });
+    return results.violations.map((violation) => `${violation.id}: ${violation.help} at ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`);
+  });
+  assert.deepEqual(violations, [], `${screen}: axe-core violations`);
+}
+
+const VIEWPORTS = [
+  { name: '1280', width: 1280, height: 800 },
+  { name: '360', width: 360, height: 740 },
+] as const;
+
+/**
+ * Screenshots of the screen at 1280 and 360 px wide, light and dark, under web/test-output/, each
+ * checked by axe-core (contrast differs between themes, layout between widths).
+ */
+export async function captureScreen(page: Page, screen: string): Promise<void> {
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  const original = page.viewportSize();
+  for (const viewport of VIEWPORTS) {
+    await page.setViewportSize({ width: viewport.width, height: viewport.height });
+    for (const colorScheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme, reducedMotion: 'reduce' });
+      await page.waitForTimeout(150);
+      await assertAccessible(page, `${screen} at ${viewport.name} px, ${colorScheme}`);
+      await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${screen}-${viewport.name}-${colorScheme}.png`), fullPage: true });
+    }
+  }
+  await page.emulateMedia({ colorScheme: 'light' });
+  if (original) await page.setViewportSize(original);
+}
+
+/**
+ * A camera that films `text` as a QR code: a Y4M video (grey frames, the code drawn in black on
+ * white) for Chromium's --use-file-for-fake-video-capture, so the scanner's getUserMedia frames
+ * carry a code as a phone's camera would.
+ */
+export function qrCodeVideo(text: string, file: string): string {
+  const { modules } = QRCode.create(text, { errorCorrectionLevel: 'M' });
+  const width = 320;
+  const height = 240;
+  const cell = 6;
+  const quiet = 4;
+  const size = (modules.size + quiet * 2) * cell;
+  const left = Math.floor((width - size) / 2);
+  const top = Math.floor((height - size) / 2);
+  const luma = Buffer.alloc(width * height, 255);
+  for (let row = 0; row < modules.size; row++) {
+    for (let column = 0; column < modules.size; column++) {
+      if (!modules.get(row, column)) continue;
+      for (let y = 0; y < cell; y++) {
+        const offset = (top + (row + quiet) * cell + y) * width + left + (column + quiet) * cell;
+        luma.fill(0, offset, offset + cell);
+      }
+    }
+  }
+  const chroma = Buffer.alloc((width / 2) * (height / 2) * 2, 128);
+  const frame = Buffer.concat([Buffer.from('FRAME\n'), luma, chroma]);
+  writeFileSync(file, Buffer.concat([Buffer.from(`YUV4MPEG2 W${width} H${height} F10:1 Ip A1:1 C420jpeg\n`), ...Array.from({ length: 10 }, () => frame)]));
+  return file;
+}
+
+/** Signs in through the sign-in screen, as a person would. */
+export async function signInOnPage(page: Page, web: WebServer, email: string, password: string): Promise<void> {
+  await page.goto(`${web.url}/login`);
+  await page.getByLabel(t.fields.email).fill(email);
+  await page.getByLabel(t.fields.password).fill(password);
+  await page.getByRole('button', { name: t.signIn.submit }).click();
+}
+
+export async function newPage(browser: Browser): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
+  // CI runs four test files at once on two cores: a page may take long to answer there, never to fail.
+  page.setDefaultTimeout(45_000);
+  return { context, page };
+}

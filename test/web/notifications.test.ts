@@ -1,0 +1,161 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { NotificationDelivery, NotificationRule, PushTarget } from '../../src/client/index.ts';
+import { loadConfig } from '../../src/config.ts';
+import { createPushSenders } from '../../src/services/notifications/push/senders.ts';
+import type { PushSenders } from '../../src/services/notifications/push/senders.ts';
+import { t } from '../../web/src/i18n.ts';
+import { browserUnavailable, captureScreen, launchBrowser, newPage, signInOnPage, startWebServer } from '../support/browser.ts';
+import type { WebServer } from '../support/browser.ts';
+import { eventually } from '../support/eventually.ts';
+import { freePort } from '../support/ports.ts';
+import { startWebPushService } from '../support/push-providers.ts';
+import type { WebPushService } from '../support/push-providers.ts';
+import type { TestLogin } from '../support/server.ts';
+
+const unavailable = browserUnavailable();
+const password = 'Correct-Horse-9';
+const words = t.notifications;
+
+describe('web app: notifications', { skip: unavailable }, () => {
+  let web: WebServer;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let dataDir: string;
+  let senders: PushSenders;
+  let pushService: WebPushService;
+  let deadReceiver: Server;
+  let deadUrl: string;
+  let owner: TestLogin;
+
+  const api = async <T,>(method: 'GET' | 'POST', url: string, payload?: object) => {
+    const response = await web.server.app.inject({ method, url, headers: owner.authorization, payload });
+    return response.json() as T;
+  };
+
+  before(async () => {
+    dataDir = mkdtempSync(path.join(tmpdir(), 'trackstack-web-push-'));
+    pushService = await startWebPushService();
+    senders = createPushSenders(loadConfig({ DATA_DIR: dataDir }), { webpush: { allowPrivateEndpoints: true } });
+    // A webhook receiver that always fails, so a delivery fails for good and can be retried.
+    deadReceiver = createServer((_request, response) => response.writeHead(400).end());
+    const deadPort = await freePort();
+    await new Promise<void>((resolve) => deadReceiver.listen(deadPort, '127.0.0.1', resolve));
+    deadUrl = `http://127.0.0.1:${deadPort}/hook`;
+    web = await startWebServer({ NOTIFY_ALLOW_PRIVATE_URLS: 'true' }, { pushSenders: senders.byKind });
+    await web.server.auth!.api.accounts.create({ email: 'notified@example.com', password, name: 'Notified', emailVerified: true });
+    owner = await web.server.login({ email: 'notified@example.com' });
+    const device = await web.server.app.inject({ method: 'POST', url: '/api/devices/', headers: owner.authorization, payload: { name: 'Garden dog', uniqueId: 'notify-dog' } });
+    assert.equal(device.statusCode, 201, device.body);
+    browser = await launchBrowser();
+    ({ context, page } = await newPage(browser));
+    await context.grantPermissions(['notifications'], { origin: web.url });
+    // Headless Chromium has no push service: the browser's subscription comes from the local one, which checks
+    // the VAPID key it was subscribed with against every push as the real services do.
+    await page.exposeFunction('subscribeAtTestPushService', (key: string) => pushService.subscribe(key));
+    await page.addInitScript({
+      content: `
+        window.shownNotifications = [];
+        const BrowserNotification = window.Notification;
+        window.Notification = class extends BrowserNotification {
+          constructor(title, options) {
+            super(title, options);
+            window.shownNotifications.push(title);
+          }
+        };
+        PushManager.prototype.getSubscription = async () => null;
+        PushManager.prototype.subscribe = async function (options) {
+          const key = btoa(String.fromCharCode(...new Uint8Array(options.applicationServerKey))).replace(/\\+/g, '-').replace(/\\//g, '_').replace(/=+$/, '');
+          const json = await window.subscribeAtTestPushService(key);
+          return { toJSON: () => json };
+        };`,
+    });
+    await signInOnPage(page, web, 'notified@example.com', password);
+    await page.getByRole('link', { name: t.nav.notifications }).click();
+    await page.getByRole('heading', { level: 1, name: words.title }).waitFor();
+  });
+
+  after(async () => {
+    await browser?.close();
+    await web?.close();
+    await senders?.close();
+    await pushService?.close();
+    deadReceiver?.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('creates an alarm rule with a webhook, shows its secret once, and edits it', async () => {
+    await page.getByText(words.noRules).waitFor();
+    await page.getByLabel(words.event).selectOption('alarm');
+    await page.getByLabel(words.alarms).fill('sos');
+    await page.getByRole('checkbox', { name: words.channelNames.webhook }).check();
+    await page.getByLabel(words.webhookUrl).fill(deadUrl);
+    await captureScreen(page, 'notifications-new');
+    await page.getByRole('button', { name: words.create }).click();
+    const secret = page.locator('code.secret');
+    await secret.waitFor();
+    assert.match(await secret.innerText(), /^whsec_[0-9a-f]{64}$/);
+    assert.equal(await page.getByLabel(words.alarms).inputValue(), '', 'a fresh form, so a second click makes no second rule');
+    await captureScreen(page, 'notifications-secret');
+
+    const [rule] = await api<NotificationRule[]>('GET', '/api/notifications');
+    assert.deepEqual([rule?.type, rule?.always, rule?.channels, rule?.attributes], ['alarm', true, ['web', 'webhook'], { alarms: 'sos', webhookUrl: deadUrl }]);
+
+    await page.getByRole('button', { name: words.editNamed(t.events.types.alarm as string) }).click();
+    await page.getByRole('heading', { name: words.editRule }).waitFor();
+    await page.getByRole('checkbox', { name: words.allDevices }).uncheck();
+    await page.getByRole('checkbox', { name: 'Garden dog' }).check();
+    await page.getByRole('button', { name: t.save }).click();
+    await page.getByRole('heading', { name: words.newRule }).waitFor();
+    await page.getByText(words.ruleSummary(t.events.types.alarm as string, words.deviceCount(1), `${words.channelNames.web}, ${words.channelNames.webhook}`)).waitFor();
+    const [edited] = await api<NotificationRule[]>('GET', '/api/notifications');
+    assert.equal(edited?.always, false);
+    assert.equal(edited?.deviceIds.length, 1);
+  });
+
+  it('shows the alarm as a browser notification, lists the webhook delivery that failed, and queues it again', async () => {
+    const query = new URLSearchParams({ id: 'notify-dog', lat: '52.5', lon: '13.4', timestamp: String(Math.floor(Date.now() / 1000)), alarm: 'sos' });
+    const report = await fetch(`http://127.0.0.1:${web.osmandPort}/?${query}`, { method: 'POST' });
+    assert.equal(report.status, 200);
+    // The rule's web channel: the open page turns the live event into a browser notification.
+    await eventually(
+      async () => ((await page.evaluate('window.shownNotifications')) as string[]).includes(t.liveEvent('Garden dog', words.alarmNamed('sos'))),
+      'a browser notification for the sos alarm',
+      15_000,
+    );
+    await eventually(async () => (await api<NotificationDelivery[]>('GET', '/api/notifications/deliveries?status=failed')).length === 1, 'the webhook delivery failed', 15_000);
+    await page.reload();
+    await page.getByRole('button', { name: words.retry }).waitFor();
+    await captureScreen(page, 'notifications-failed');
+    await page.getByRole('button', { name: words.retry }).click();
+    await page.getByText(words.retried).waitFor();
+    const pending = await api<NotificationDelivery[]>('GET', '/api/notifications/deliveries?status=pending');
+    const failedAgain = await api<NotificationDelivery[]>('GET', '/api/notifications/deliveries?status=failed');
+    assert.ok(pending.length === 1 || failedAgain.length === 1, 'queued again (and perhaps failed again since)');
+  });
+
+  it('turns on push in this browser: the subscription made with the server key becomes a target, and a test push reaches it', async () => {
+    await page.getByText(words.noTargets).waitFor();
+    await page.getByRole('button', { name: words.pushEnable }).click();
+    await page.getByText(words.pushOn).waitFor();
+    await page.getByText(words.pushName).waitFor();
+    const targets = await api<PushTarget[]>('GET', '/api/notifications/targets');
+    assert.deepEqual(targets.map((target) => [target.kind, target.name]), [['webpush', words.pushName]]);
+    const worker = await page.evaluate<string | undefined>("navigator.serviceWorker.getRegistration('/').then((registration) => registration?.active?.scriptURL)");
+    assert.equal(worker, `${web.url}/sw.js`);
+
+    await page.getByLabel(words.testChannel).selectOption('webpush');
+    await page.getByRole('button', { name: words.testSend }).click();
+    await page.getByText(new RegExp(`${words.channelNames.webpush}.*: sent`)).waitFor();
+    assert.equal(pushService.received.length, 1);
+    assert.deepEqual(pushService.refused, []);
+    await captureScreen(page, 'notifications');
+  });
+});

@@ -1,0 +1,227 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Device, Geofence } from '../../src/client/index.ts';
+import { errorWords, t } from '../../web/src/i18n.ts';
+import { browserUnavailable, captureScreen, launchBrowser, newPage, qrCodeVideo, sendOsmAnd, signInOnPage, startWebServer } from '../support/browser.ts';
+import type { WebServer } from '../support/browser.ts';
+
+const unavailable = browserUnavailable();
+
+const UNIQUE_ID = 'tracker-0001';
+const DEPOT = { lat: 48.8566, lon: 2.3522 };
+const password = 'Correct-Horse-9';
+
+
+describe('web app: devices, live map, history, geofences', { skip: unavailable }, () => {
+  let web: WebServer;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let claimToken: string;
+  let deviceId: number;
+
+  before(async () => {
+    web = await startWebServer();
+    browser = await launchBrowser();
+    const auth = web.server.auth;
+    assert.ok(auth);
+    await auth.api.accounts.create({ email: 'owner@example.com', password, name: 'Owner', emailVerified: true });
+    await auth.api.accounts.create({ email: 'admin@example.com', password, name: 'Admin', administrator: true, emailVerified: true });
+    const admin = await web.server.login({ email: 'admin@example.com' });
+    const created = await web.server.app.inject({
+      method: 'POST',
+      url: '/api/devices/claim-tokens',
+      headers: admin.authorization,
+      payload: { uniqueId: UNIQUE_ID, modelCode: 'pt-1', modelName: 'Pocket Tracker' },
+    });
+    assert.equal(created.statusCode, 201, created.body);
+    claimToken = created.json().token;
+    ({ context, page } = await newPage(browser));
+    await signInOnPage(page, web, 'owner@example.com', password);
+  });
+
+  after(async () => {
+    await browser?.close();
+    await web?.close();
+  });
+
+  it('claims a device: the empty map leads to the claim screen, a wrong token is explained, the preview names the device', async () => {
+    await page.getByRole('link', { name: t.map.emptyAction }).click();
+    await page.getByRole('heading', { name: t.claim.title }).waitFor();
+    await captureScreen(page, 'claim');
+    await page.getByLabel(t.claim.token).fill('ZZZZ-ZZZZ-ZZZZ');
+    await page.getByRole('button', { name: t.claim.check }).click();
+    await page.getByText(t.claim.tokenErrors.TOKEN_INVALID as string).waitFor();
+    await page.getByLabel(t.claim.token).fill(claimToken.toLowerCase());
+    await page.getByRole('button', { name: t.claim.check }).click();
+    await page.getByText('Pocket Tracker').waitFor();
+    await page.getByText(UNIQUE_ID).waitFor();
+    await captureScreen(page, 'claim-preview');
+    await page.getByRole('button', { name: t.claim.submit }).click();
+    await page.getByRole('link', { name: t.claim.open }).waitFor();
+    await captureScreen(page, 'claimed');
+    const devices = await page.evaluate(async () => (await fetch('/api/devices')).json() as Promise<Device[]>);
+    assert.equal(devices.length, 1);
+    assert.equal(devices[0]?.uniqueId, UNIQUE_ID);
+    deviceId = devices[0]?.id as number;
+  });
+
+  it('shows a position the moment the device sends it over OsmAnd, and the device turns online', async () => {
+    await page.getByRole('link', { name: t.nav.map }).click();
+    const row = page.getByRole('button', { name: new RegExp(t.map.noPosition) });
+    await row.waitFor();
+    await page.getByText(t.map.live.open as string, { exact: true }).waitFor();
+    await sendOsmAnd(web, { id: UNIQUE_ID, lat: DEPOT.lat, lon: DEPOT.lon, speed: 0 });
+    await page.getByRole('button', { name: new RegExp(t.status.online) }).waitFor();
+    await page.getByRole('button', { name: new RegExp(t.status.online) }).click();
+    await page.getByRole('link', { name: t.map.details }).waitFor();
+    await page.locator('.map-canvas[data-state="ready"]').waitFor();
+    await captureScreen(page, 'map');
+  });
+
+  it('plays back the history with a track, a slider and a speed chart', async () => {
+    const start = Date.now() - 20 * 60_000;
+    for (let i = 0; i < 6; i++) {
+      await sendOsmAnd(web, { id: UNIQUE_ID, lat: DEPOT.lat + i * 0.002, lon: DEPOT.lon + i * 0.001, speed: 10 + i * 5, time: new Date(start + i * 60_000) });
+    }
+    await page.goto(`${web.url}/devices/${deviceId}/history`);
+    await page.getByText(t.history.points(7), { exact: false }).waitFor();
+    const slider = page.getByLabel(t.history.slider);
+    await slider.focus();
+    await page.keyboard.press('End');
+    assert.equal(await slider.inputValue(), '6');
+    await page.getByRole('button', { name: t.history.play }).waitFor();
+    await page.getByRole('img', { name: t.history.speedChart }).waitFor();
+    await captureScreen(page, 'history');
+  });
+
+  it('shows the device page and saves an edit', async () => {
+    await page.goto(`${web.url}/devices/${deviceId}`);
+    await page.getByRole('heading', { name: t.device.details }).waitFor();
+    await page.getByRole('button', { name: t.device.edit }).click();
+    await page.getByLabel(t.device.name).fill('Delivery van');
+    await page.getByRole('button', { name: t.save }).click();
+    await page.getByRole('heading', { level: 1, name: 'Delivery van' }).waitFor();
+    await page.getByLabel(t.device.attributeKey).fill('speedLimit');
+    await page.getByLabel(t.device.attributeValue).fill('60');
+    await page.getByRole('button', { name: t.device.addAttribute }).click();
+    await page.getByText('speedLimit').waitFor();
+    await page.getByLabel(t.device.shareWith).fill('not-an-address');
+    await captureScreen(page, 'device');
+    const device = await page.evaluate(async (id) => (await fetch(`/api/devices/${id}`)).json() as Promise<Device>, deviceId);
+    assert.equal(device.name, 'Delivery van');
+    assert.equal(device.attributes.speedLimit, 60);
+  });
+
+  it('draws a geofence on the map and shows the event the device raises entering it', async () => {
+    await page.getByRole('link', { name: t.nav.geofences }).click();
+    await page.locator('.map-canvas[data-state="ready"]').waitFor();
+    await page.getByText(t.geofences.empty).waitFor();
+    await page.getByRole('button', { name: t.geofences.new }).click();
+    await page.getByLabel(t.fields.name).fill('Depot');
+    // The map opens on the device, at the depot: a square around the middle of the map encloses it.
+    const box = await page.locator('.map-canvas').boundingBox();
+    assert.ok(box);
+    const [x, y] = [box.x + box.width / 2, box.y + box.height / 2];
+    for (const [dx, dy] of [[-80, -80], [80, -80], [80, 80], [-80, 80]] as const) await page.mouse.click(x + dx, y + dy);
+    await page.getByText(t.geofences.points(4)).waitFor();
+    await page.getByRole('button', { name: t.geofences.finish }).click();
+    await captureScreen(page, 'geofence-draw');
+    await page.getByRole('button', { name: t.geofences.create }).click();
+    await page.getByRole('button', { name: `${t.edit} Depot` }).waitFor();
+    await captureScreen(page, 'geofences');
+
+    const geofences = await page.evaluate(async () => (await fetch('/api/geofences')).json() as Promise<Geofence[]>);
+    assert.equal(geofences.length, 1);
+    const area = geofences[0]?.area ?? '';
+    const ring = (/^POLYGON \(\((.*)\)\)$/.exec(area)?.[1] ?? '').split(', ').map((pair) => pair.split(' ').map(Number) as [number, number]);
+    assert.equal(ring.length, 5, area);
+    assert.deepEqual(ring[0], ring[4], 'closed');
+    const lats = ring.map(([lat]) => lat);
+    const lons = ring.map(([, lon]) => lon);
+    assert.ok(Math.min(...lats) < DEPOT.lat && DEPOT.lat < Math.max(...lats), `lat-lon order around the depot: ${area}`);
+    assert.ok(Math.min(...lons) < DEPOT.lon && DEPOT.lon < Math.max(...lons), `lat-lon order around the depot: ${area}`);
+
+    await page.getByRole('link', { name: t.nav.map }).click();
+    await page.getByText(t.map.live.open as string, { exact: true }).waitFor();
+    await sendOsmAnd(web, { id: UNIQUE_ID, lat: DEPOT.lat + 1, lon: DEPOT.lon, time: new Date(Date.now() + 1000) });
+    await sendOsmAnd(web, { id: UNIQUE_ID, lat: DEPOT.lat, lon: DEPOT.lon, time: new Date(Date.now() + 2000) });
+    await page.getByText(t.liveEvent('Delivery van', t.events.types.geofenceEnter as string)).waitFor();
+
+    await page.getByRole('link', { name: t.nav.events }).click();
+    await page.getByRole('cell', { name: new RegExp(t.events.inGeofence('Depot')) }).waitFor();
+    await captureScreen(page, 'events');
+    await page.getByLabel(t.events.type).selectOption('alarm');
+    await page.getByRole('button', { name: t.history.show }).click();
+    await page.getByText(t.events.empty).waitFor();
+  });
+
+  it('draws a circle with the keyboard alone: the map centre and a typed radius', async () => {
+    await page.getByRole('link', { name: t.nav.geofences }).click();
+    await page.locator('.map-canvas[data-state="ready"]').waitFor();
+    await page.getByRole('button', { name: t.geofences.new }).click();
+    await page.getByLabel(t.fields.name).fill('Yard');
+    await page.getByLabel(t.geofences.circle).check();
+    await page.getByRole('button', { name: t.geofences.addCentre }).press('Enter');
+    await page.getByLabel(t.geofences.radius).fill('250');
+    await page.getByText(t.geofences.ready).waitFor();
+    await page.getByRole('button', { name: t.geofences.create }).press('Enter');
+    await page.getByRole('button', { name: `${t.edit} Yard` }).waitFor();
+    const geofences = await page.evaluate(async () => (await fetch('/api/geofences')).json() as Promise<Geofence[]>);
+    const circle = /^CIRCLE \((-?[\d.]+) (-?[\d.]+), 250\)$/.exec(geofences.find((geofence) => geofence.name === 'Yard')?.area ?? '');
+    assert.ok(circle, JSON.stringify(geofences));
+    assert.ok(Math.abs(Number(circle[1]) - DEPOT.lat) < 0.01 && Math.abs(Number(circle[2]) - DEPOT.lon) < 0.01, 'centred on the depot, latitude first');
+  });
+
+  it('claims a second device by scanning its QR code with the camera', async () => {
+    const admin = await web.server.login({ email: 'admin@example.com' });
+    const created = await web.server.app.inject({
+      method: 'POST',
+      url: '/api/devices/claim-tokens',
+      headers: admin.authorization,
+      payload: { uniqueId: 'tracker-0002', modelCode: 'pt-1', modelName: 'Pocket Tracker' },
+    });
+    const token = created.json().token as string;
+    const folder = mkdtempSync(path.join(tmpdir(), 'trackstack-camera-'));
+    const camera = await launchBrowser([`--use-file-for-fake-video-capture=${qrCodeVideo(token, path.join(folder, 'qr.y4m'))}`]);
+    try {
+      const phone = await camera.newContext({ viewport: { width: 360, height: 740 }, permissions: ['camera'] });
+      const scanner = await phone.newPage();
+      scanner.setDefaultTimeout(15_000);
+      await signInOnPage(scanner, web, 'owner@example.com', password);
+      await scanner.getByRole('link', { name: t.nav.claim }).click();
+      await scanner.getByRole('button', { name: t.claim.scan }).click();
+      await scanner.getByText('tracker-0002').waitFor();
+      assert.equal(await scanner.getByLabel(t.claim.token).inputValue(), token);
+      await scanner.getByRole('button', { name: t.claim.submit }).click();
+      await scanner.getByRole('link', { name: t.claim.open }).waitFor();
+    } finally {
+      await camera.close();
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  it('lets an administrator create claim tokens and manage users', async () => {
+    const admin = await newPage(browser);
+    await signInOnPage(admin.page, web, 'admin@example.com', password);
+    await admin.page.getByRole('link', { name: t.nav.admin }).click();
+    await admin.page.getByRole('cell', { name: 'owner@example.com' }).waitFor();
+    await admin.page.getByLabel(t.admin.modelCode).fill('pt-2');
+    await admin.page.getByLabel(t.admin.modelName).fill('Pocket Tracker 2');
+    await admin.page.getByRole('button', { name: t.admin.createToken }).click();
+    await admin.page.getByRole('cell', { name: 'Pocket Tracker 2' }).waitFor();
+    await captureScreen(admin.page, 'admin');
+    await admin.context.close();
+
+    await page.goto(`${web.url}/admin`);
+    await page.getByText(t.notFound.body).waitFor();
+    await page.goto(`${web.url}/devices/999999`);
+    await page.getByText(errorWords.NOT_FOUND as string).waitFor();
+    await captureScreen(page, 'device-not-found');
+    await context.close();
+  });
+});

@@ -1,0 +1,136 @@
+import { useQueryClient } from '@tanstack/react-query';
+import { lazy, Suspense, useEffect } from 'react';
+import type { ComponentType, LazyExoticComponent } from 'react';
+import type { User } from '../../src/client/index.ts';
+import { t } from './i18n.ts';
+import { live } from './live.ts';
+import { listenToServiceWorker } from './push.ts';
+import { Link, navigate, useFocusHeading, useLocation } from './router.tsx';
+import { signOut, useSession } from './session.ts';
+import { ErrorNote, Loading, Page } from './ui.tsx';
+
+type Screen = LazyExoticComponent<ComponentType<{ params: Record<string, string>; user: User }>>;
+
+const SignIn = lazy(() => import('./screens/SignIn.tsx'));
+const TwoFactorLogin = lazy(() => import('./screens/TwoFactorLogin.tsx'));
+const Register = lazy(() => import('./screens/Register.tsx'));
+const VerifyEmail = lazy(() => import('./screens/VerifyEmail.tsx'));
+const ResetPassword = lazy(() => import('./screens/ResetPassword.tsx'));
+
+/** Screens of a signed-in user, by path pattern. */
+const PRIVATE_ROUTES: [RegExp, Screen][] = [
+  [/^\/$/, lazy(() => import('./screens/MapScreen.tsx'))],
+  [/^\/claim$/, lazy(() => import('./screens/Claim.tsx'))],
+  [/^\/devices\/(?<id>\d+)$/, lazy(() => import('./screens/DevicePage.tsx'))],
+  [/^\/devices\/(?<id>\d+)\/history$/, lazy(() => import('./screens/History.tsx'))],
+  [/^\/geofences$/, lazy(() => import('./screens/Geofences.tsx'))],
+  [/^\/events$/, lazy(() => import('./screens/Events.tsx'))],
+  [/^\/account$/, lazy(() => import('./screens/Account.tsx'))],
+  [/^\/notifications$/, lazy(() => import('./screens/Notifications.tsx'))],
+  [/^\/plan$/, lazy(() => import('./screens/PlanScreen.tsx'))],
+  [/^\/admin$/, lazy(() => import('./screens/Admin.tsx'))],
+];
+
+const PUBLIC_PATHS = new Set(['/login', '/login/2fa', '/register', '/verify-email', '/reset-password']);
+
+export function App() {
+  const { path, query } = useLocation();
+  const session = useSession();
+  const queryClient = useQueryClient();
+  const user = session.data;
+
+  // Social sign-in lands on WEB_URL?openid=success&access_token=…: the cookies are set; the token leaves the address bar.
+  useEffect(() => {
+    if (query.has('openid') || query.has('access_token')) {
+      navigate(path, { replace: true });
+      void queryClient.invalidateQueries({ queryKey: ['profile'] });
+    }
+  }, [path, query, queryClient]);
+
+  useEffect(() => {
+    if (user) live.start(queryClient);
+  }, [user, queryClient]);
+
+  useEffect(listenToServiceWorker, []);
+
+  useEffect(() => {
+    if (user && (path === '/login' || path === '/register' || path === '/login/2fa')) navigate(query.get('next') ?? '/', { replace: true });
+  }, [user, path, query]);
+
+  useFocusHeading(path);
+
+  let content;
+  if (session.isPending) content = <Loading />;
+  else if (session.isError) content = <ErrorNote error={session.error} onRetry={() => void session.refetch()} />;
+  else if (PUBLIC_PATHS.has(path) || !user) content = <PublicScreen path={path} signedIn={Boolean(user)} />;
+  else content = <PrivateScreen path={path} user={user} />;
+
+  return (
+    <>
+      <a className="skip" href="#main">
+        {t.skipToContent}
+      </a>
+      <header className="top">
+        <Link to="/" className="brand">
+          <img src="/favicon.svg" alt="" width="24" height="24" />
+          {t.appName}
+        </Link>
+        {user && (
+          <nav aria-label={t.nav.label}>
+            <NavLink to="/" path={path} label={t.nav.map} />
+            <NavLink to="/claim" path={path} label={t.nav.claim} />
+            <NavLink to="/geofences" path={path} label={t.nav.geofences} />
+            <NavLink to="/events" path={path} label={t.nav.events} />
+            <NavLink to="/notifications" path={path} label={t.nav.notifications} />
+            <NavLink to="/account" path={path} label={t.nav.account} />
+            <NavLink to="/plan" path={path} label={t.nav.plan} />
+            {user.administrator && <NavLink to="/admin" path={path} label={t.nav.admin} />}
+            <button type="button" className="link" onClick={() => void signOut(queryClient).then(() => navigate('/login'))}>
+              {t.nav.signOut}
+            </button>
+          </nav>
+        )}
+      </header>
+      <main id="main">
+        <Suspense fallback={<Loading />}>{content}</Suspense>
+      </main>
+    </>
+  );
+}
+
+function NavLink({ to, path, label }: { to: string; path: string; label: string }) {
+  const current = to === '/' ? path === '/' || path.startsWith('/devices') : path.startsWith(to);
+  return (
+    <Link to={to} aria-current={current ? 'page' : undefined}>
+      {label}
+    </Link>
+  );
+}
+
+function PublicScreen({ path, signedIn }: { path: string; signedIn: boolean }) {
+  switch (path) {
+    case '/register':
+      return <Register />;
+    case '/verify-email':
+      return <VerifyEmail />;
+    case '/reset-password':
+      return <ResetPassword />;
+    case '/login/2fa':
+      return <TwoFactorLogin />;
+    default:
+      return signedIn ? <Loading /> : <SignIn />;
+  }
+}
+
+function PrivateScreen({ path, user }: { path: string; user: User }) {
+  for (const [pattern, Screen] of PRIVATE_ROUTES) {
+    const match = pattern.exec(path);
+    if (match) return <Screen params={match.groups ?? {}} user={user} />;
+  }
+  return (
+    <Page title={t.notFound.title}>
+      <p>{t.notFound.body}</p>
+      <Link to="/">{t.notFound.home}</Link>
+    </Page>
+  );
+}

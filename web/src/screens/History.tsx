@@ -1,0 +1,155 @@
+import { useQuery } from '@tanstack/react-query';
+import { useEffect, useState } from 'react';
+import type { FormEvent } from 'react';
+import type { GeoJSONSource, Map as MapLibreMap } from 'maplibre-gl';
+import type { Position } from '../../../src/client/index.ts';
+import { api } from '../api.ts';
+import { dateTime, KMH_PER_KNOT, t } from '../i18n.ts';
+import { featureCollection } from '../map/geo.ts';
+import { MapView } from '../map/MapView.tsx';
+import type { MapLibre } from '../map/MapView.tsx';
+import { Link } from '../router.tsx';
+import { ErrorNote, Field, Loading, localDateTimeInput, Page } from '../ui.tsx';
+
+const DAY_MS = 86_400_000;
+
+
+export default function History({ params }: { params: Record<string, string> }) {
+  const id = Number(params.id);
+  const device = useQuery({ queryKey: ['device', id], queryFn: () => api.device(id) });
+  const [from, setFrom] = useState(() => localDateTimeInput(new Date(Date.now() - DAY_MS)));
+  const [to, setTo] = useState(() => localDateTimeInput(new Date(Date.now() + 60_000)));
+  const [range, setRange] = useState(() => ({ from, to }));
+  const history = useQuery({
+    queryKey: ['history', id, range.from, range.to],
+    queryFn: () => api.history(id, new Date(range.from), new Date(range.to)),
+  });
+  const [index, setIndex] = useState(0);
+  const [playing, setPlaying] = useState(false);
+  const [map, setMap] = useState<{ map: MapLibreMap; maplibre: MapLibre }>();
+  const positions = history.data ?? [];
+  const current = positions[Math.min(index, positions.length - 1)];
+
+  useEffect(() => setIndex(0), [history.data]);
+
+  useEffect(() => {
+    if (!playing) return;
+    if (index >= positions.length - 1) {
+      setPlaying(false);
+      return;
+    }
+    const timer = setTimeout(() => setIndex(index + 1), 200);
+    return () => clearTimeout(timer);
+  }, [playing, index, positions.length]);
+
+  useEffect(() => {
+    if (!map) return;
+    const line = positions.map((position) => [position.longitude, position.latitude]);
+    (map.map.getSource('track') as GeoJSONSource).setData(
+      featureCollection(line.length > 1 ? [{ type: 'Feature', properties: {}, geometry: { type: 'LineString', coordinates: line } }] : []),
+    );
+    if (line.length > 0) {
+      const bounds = new map.maplibre.LngLatBounds();
+      for (const point of line) bounds.extend(point as [number, number]);
+      map.map.fitBounds(bounds, { padding: 50, maxZoom: 15, duration: 0 });
+    }
+  }, [map, history.data]);
+
+  useEffect(() => {
+    if (!map) return;
+    (map.map.getSource('cursor') as GeoJSONSource).setData(
+      featureCollection(current ? [{ type: 'Feature', properties: {}, geometry: { type: 'Point', coordinates: [current.longitude, current.latitude] } }] : []),
+    );
+  }, [map, current]);
+
+  const onLoad = (loaded: MapLibreMap, maplibre: MapLibre) => {
+    loaded.addSource('track', { type: 'geojson', data: featureCollection([]) });
+    loaded.addSource('cursor', { type: 'geojson', data: featureCollection([]) });
+    loaded.addLayer({ id: 'track', type: 'line', source: 'track', paint: { 'line-color': '#1d6fd8', 'line-width': 4 }, layout: { 'line-cap': 'round', 'line-join': 'round' } });
+    loaded.addLayer({ id: 'cursor', type: 'circle', source: 'cursor', paint: { 'circle-color': '#d93025', 'circle-radius': 8, 'circle-stroke-color': '#fff', 'circle-stroke-width': 2 } });
+    setMap({ map: loaded, maplibre });
+  };
+
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    setRange({ from, to });
+  };
+  const name = device.data?.name ?? `#${id}`;
+  return (
+    <Page title={t.history.title(name)} wide>
+      <p>
+        <Link to={`/devices/${id}`}>{t.device.details}</Link>
+      </p>
+      <form onSubmit={submit} className="row wrap">
+        <Field label={t.history.from} type="datetime-local" required value={from} onChange={(e) => setFrom(e.target.value)} />
+        <Field label={t.history.to} type="datetime-local" required value={to} onChange={(e) => setTo(e.target.value)} />
+        <button type="submit" className="primary">
+          {t.history.show}
+        </button>
+      </form>
+      {history.isPending && <Loading />}
+      <ErrorNote error={history.error ?? device.error} onRetry={() => void history.refetch()} />
+      {history.isSuccess && positions.length === 0 && <p className="note info">{t.history.empty}</p>}
+      <div className="history">
+        <MapView label={t.history.title(name)} onLoad={onLoad} className="map history-map" />
+        {positions.length > 0 && current && (
+          <div className="stack playback">
+            <p aria-live="off">
+              {t.history.points(positions.length)} · {t.history.at(dateTime(current.fixTime), current.speed * KMH_PER_KNOT)}
+            </p>
+            <div className="row">
+              <button type="button" onClick={() => { if (index >= positions.length - 1) setIndex(0); setPlaying(!playing); }}>
+                {playing ? t.history.pause : t.history.play}
+              </button>
+              <label className="visually-hidden" htmlFor="playback">
+                {t.history.slider}
+              </label>
+              <input
+                id="playback"
+                className="grow"
+                type="range"
+                min={0}
+                max={positions.length - 1}
+                value={index}
+                aria-valuetext={dateTime(current.fixTime)}
+                onChange={(e) => setIndex(Number(e.target.value))}
+              />
+            </div>
+            <SpeedChart positions={positions} index={index} onPick={setIndex} />
+          </div>
+        )}
+      </div>
+    </Page>
+  );
+}
+
+/** Speed in km/h over the range, with the playback position marked; clicking picks a moment. */
+function SpeedChart({ positions, index, onPick }: { positions: Position[]; index: number; onPick: (index: number) => void }) {
+  const width = 600;
+  const height = 120;
+  const speeds = positions.map((position) => position.speed * KMH_PER_KNOT);
+  const max = Math.max(10, ...speeds);
+  const x = (i: number) => (positions.length > 1 ? (i / (positions.length - 1)) * width : width / 2);
+  const y = (speed: number) => height - (speed / max) * (height - 10);
+  const points = speeds.map((speed, i) => `${x(i).toFixed(1)},${y(speed).toFixed(1)}`).join(' ');
+  return (
+    <figure className="chart">
+      <figcaption>
+        {t.history.speedChart} (0–{Math.round(max)} km/h)
+      </figcaption>
+      <svg
+        viewBox={`0 0 ${width} ${height}`}
+        preserveAspectRatio="none"
+        role="img"
+        aria-label={t.history.speedChart}
+        onClick={(event) => {
+          const box = event.currentTarget.getBoundingClientRect();
+          onPick(Math.round(((event.clientX - box.left) / box.width) * (positions.length - 1)));
+        }}
+      >
+        <polyline points={points} fill="none" stroke="currentColor" strokeWidth="2" vectorEffect="non-scaling-stroke" />
+        <line x1={x(index)} x2={x(index)} y1={0} y2={height} stroke="#d93025" strokeWidth="2" vectorEffect="non-scaling-stroke" />
+      </svg>
+    </figure>
+  );
+}

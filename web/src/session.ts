@@ -1,0 +1,44 @@
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect } from 'react';
+import { LoggedOutError } from '../../src/client/index.ts';
+import type { User } from '../../src/client/index.ts';
+import { api, onLoggedOut } from './api.ts';
+import { live } from './live.ts';
+
+export const PROFILE_KEY = ['profile'] as const;
+
+/** The signed-in user (null when signed out), from GET /profile through the cookie and the refresh rule. */
+export function useSession() {
+  const queryClient = useQueryClient();
+  useEffect(
+    () =>
+      onLoggedOut(() => {
+        live.stop();
+        queryClient.setQueryData(PROFILE_KEY, null);
+      }),
+    [queryClient],
+  );
+  return useQuery<User | null>({
+    queryKey: PROFILE_KEY,
+    queryFn: async () => {
+      try {
+        return await api.profile();
+      } catch (error) {
+        if (error instanceof LoggedOutError) return null;
+        throw error;
+      }
+    },
+    staleTime: 60_000,
+    retry: false,
+  });
+}
+
+export async function signOut(queryClient: ReturnType<typeof useQueryClient>): Promise<void> {
+  try {
+    await api.logout();
+  } finally {
+    live.stop();
+    queryClient.clear();
+    queryClient.setQueryData(PROFILE_KEY, null);
+  }
+}
