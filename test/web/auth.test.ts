@@ -72,7 +72,7 @@ describe('web app: accounts', { skip: unavailable }, () => {
     const { page, context } = await newPage(browser);
     await signInOnPage(page, web, email, password);
     await page.getByRole('heading', { name: t.map.emptyTitle }).waitFor();
-    await page.getByRole('link', { name: t.nav.account }).click();
+    await page.getByRole('link', { name: t.nav.account, exact: true }).click();
     await page.getByRole('button', { name: t.account.setup }).click();
     const secret = (await page.locator('code.secret').textContent()) ?? '';
     assert.match(secret, /^[A-Z2-7]+=*$/);
