@@ -158,4 +158,41 @@ describe('web app: notifications', { skip: unavailable }, () => {
     assert.deepEqual(pushService.refused, []);
     await captureScreen(page, 'notifications');
   });
+
+  it("the service worker shows an event's push and, clicked, opens the device", async () => {
+    const rule = await web.server.app.inject({
+      method: 'POST',
+      url: '/api/notifications',
+      headers: owner.authorization,
+      payload: { type: 'alarm', always: true, channels: ['webpush'], attributes: { alarms: 'powerCut' } },
+    });
+    assert.equal(rule.statusCode, 201, rule.body);
+    const query = new URLSearchParams({ id: 'notify-dog', lat: '52.5', lon: '13.4', timestamp: String(Math.floor(Date.now() / 1000)), alarm: 'powerCut' });
+    assert.equal((await fetch(`http://127.0.0.1:${web.osmandPort}/?${query}`, { method: 'POST' })).status, 200);
+    await eventually(async () => pushService.received.length === 2, 'the alarm pushed to the local push service', 15_000);
+    const [device] = await api<{ id: number }[]>('GET', '/api/devices');
+
+    // The push service hands the browser what it decrypted; DevTools delivers it to the worker as a real push.
+    const cdp = await context.newCDPSession(page);
+    const registrations = new Promise<{ registrationId: string; scopeURL: string }[]>((resolve) => cdp.once('ServiceWorker.workerRegistrationUpdated', (event) => resolve(event.registrations)));
+    await cdp.send('ServiceWorker.enable');
+    const registration = (await registrations).find((candidate) => candidate.scopeURL === `${web.url}/`);
+    assert.ok(registration, 'the app registered its service worker');
+    await page.getByRole('link', { name: t.nav.map }).click();
+    await cdp.send('ServiceWorker.deliverPushMessage', { origin: web.url, registrationId: registration.registrationId, data: pushService.received[1]!.plaintext });
+
+    const [worker] = context.serviceWorkers();
+    assert.ok(worker);
+    const shown = () =>
+      worker.evaluate<{ title: string; path: string }[]>('self.registration.getNotifications().then((list) => list.map((shown) => ({ title: shown.title, path: shown.data.path })))');
+    await eventually(async () => (await shown()).length === 1, 'the worker showed the notification', 15_000);
+    assert.deepEqual(await shown(), [{ title: t.liveEvent('Garden dog', words.alarmNamed('powerCut')), path: `/devices/${device!.id}` }]);
+
+    // Headless Chromium has no notification to click: the worker gets the click event its notification would raise.
+    await worker.evaluate(
+      "self.registration.getNotifications().then(([notification]) => self.dispatchEvent(new NotificationEvent('notificationclick', { notification })))",
+    );
+    await page.waitForURL(`${web.url}/devices/${device!.id}`);
+    await page.getByRole('heading', { level: 1, name: 'Garden dog' }).waitFor();
+  });
 });

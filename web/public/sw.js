@@ -36,7 +36,11 @@ self.addEventListener('notificationclick', (event) => {
   event.waitUntil(
     self.clients.matchAll({ type: 'window' }).then((pages) => {
       const page = pages.find((candidate) => new URL(candidate.url).origin === self.location.origin);
-      if (page) return page.focus().then(() => page.postMessage({ kind: 'open', path }));
+      // The page routes first: focusing can be refused (it needs the click's user activation), routing cannot.
+      if (page) {
+        page.postMessage({ kind: 'open', path });
+        return page.focus().catch(() => page);
+      }
       return self.clients.openWindow(path);
     }),
   );
