@@ -68,6 +68,33 @@ describe('web app: accounts', { skip: unavailable }, () => {
     await context.close();
   });
 
+  it('signed out, sends no request bound to fail; the signed_in cookie comes with the session and goes with it', async () => {
+    const { page, context } = await newPage(browser);
+    const other = 'signed-out@example.com';
+    await web.server.auth?.api.accounts.create({ email: other, password, emailVerified: true });
+    const refused: string[] = [];
+    page.on('response', (response) => {
+      if (response.status() >= 400) refused.push(`${response.status()} ${new URL(response.url()).pathname}`);
+    });
+    const signedInCookie = async () => (await context.cookies()).find((cookie) => cookie.name === 'signed_in');
+
+    await page.goto(`${web.url}/`);
+    await page.getByRole('heading', { name: t.signIn.title }).waitFor();
+    await signInOnPage(page, web, other, password);
+    await page.getByRole('heading', { name: t.map.emptyTitle }).waitFor();
+    assert.equal((await signedInCookie())?.httpOnly, false, 'the page reads it');
+    await page.reload();
+    await page.getByRole('heading', { name: t.map.emptyTitle }).waitFor();
+
+    await page.getByRole('button', { name: t.nav.signOut }).click();
+    await page.getByRole('heading', { name: t.signIn.title }).waitFor();
+    assert.equal(await signedInCookie(), undefined);
+    await page.reload();
+    await page.getByRole('heading', { name: t.signIn.title }).waitFor();
+    assert.deepEqual(refused, [], 'no 401 from asking for the profile while signed out');
+    await context.close();
+  });
+
   it('turns on two-step verification with the QR code, then signs in with a TOTP code', async () => {
     const { page, context } = await newPage(browser);
     await signInOnPage(page, web, email, password);

@@ -7,6 +7,14 @@ import { live } from './live.ts';
 
 export const PROFILE_KEY = ['profile'] as const;
 
+/** The script-readable cookie the server sets beside the HttpOnly session cookies and clears with them (src/services/auth/cookies.ts). */
+const SIGNED_IN_COOKIE = 'signed_in';
+
+/** Whether this browser holds a sign-in; without one, asking for the profile could only answer 401. */
+function holdsSignIn(): boolean {
+  return document.cookie.split(';').some((pair) => pair.trim().split('=')[0] === SIGNED_IN_COOKIE);
+}
+
 /** The signed-in user (null when signed out), from GET /profile through the cookie and the refresh rule. */
 export function useSession() {
   const queryClient = useQueryClient();
@@ -21,6 +29,7 @@ export function useSession() {
   return useQuery<User | null>({
     queryKey: PROFILE_KEY,
     queryFn: async () => {
+      if (!holdsSignIn()) return null;
       try {
         return await api.profile();
       } catch (error) {

@@ -27,7 +27,7 @@ describeEachEngine('auth sign-in, refresh, logout and validate', (engine) => {
   const profile = (headers: Record<string, string>) => server.app.inject({ method: 'GET', url: '/api/auth/profile', headers });
   const validate = (headers: Record<string, string>, method: 'GET' | 'HEAD' = 'GET') => server.app.inject({ method, url: '/api/auth/validate', headers });
 
-  it('answers 200 with the login response and sets both cookies with their attributes', async () => {
+  it('answers 200 with the login response and sets the session cookies with their attributes', async () => {
     const id = await createUser(server, { email: 'Login.Ok@Example.com', name: 'Ada' });
     const response = await login(server, 'login.ok@example.COM');
     assert.equal(response.statusCode, 200, response.body);
@@ -66,6 +66,13 @@ describeEachEngine('auth sign-in, refresh, logout and validate', (engine) => {
     assert.equal(refresh?.path, '/api/auth');
     assert.equal(refresh?.secure, true);
     assert.equal(refresh?.maxAge, REFRESH_TTL);
+    const signedIn = cookie(response, 'signed_in');
+    assert.equal(signedIn?.value, '1', 'no secret: only that this browser holds a sign-in');
+    assert.equal(signedIn?.httpOnly, undefined, 'the web app reads it');
+    assert.equal(signedIn?.sameSite, 'Lax');
+    assert.equal(signedIn?.path, '/');
+    assert.equal(signedIn?.secure, true);
+    assert.equal(signedIn?.maxAge, REFRESH_TTL, 'as long as the refresh token can sign the browser in again');
 
     assert.equal((await profile({ authorization: `Bearer ${body.accessToken}` })).json().id, id);
     assert.equal((await profile({ cookie: `access_token=${body.accessToken}` })).json().id, id);
@@ -116,7 +123,7 @@ describeEachEngine('auth sign-in, refresh, logout and validate', (engine) => {
     const response = await server.app.inject({ method: 'DELETE', url: '/api/auth/logout', headers: first.authorization });
     assert.equal(response.statusCode, 204);
     assert.equal(response.body, '');
-    for (const name of ['access_token', 'refresh_token']) {
+    for (const name of ['access_token', 'refresh_token', 'signed_in']) {
       const cleared = cookie(response, name);
       assert.equal(cleared?.value, '');
       assert.ok(cleared?.expires && cleared.expires.getTime() <= Date.now(), `${name} cleared`);
@@ -216,6 +223,7 @@ describeEachEngine('auth sign-in, refresh, logout and validate', (engine) => {
     const unknown = await postJson(server, '/api/auth/refresh', { refreshToken: 'not-a-real-token' });
     assertError(unknown, 401, 'INVALID_TOKEN');
     assert.equal(cookie(unknown, 'refresh_token')?.value, '', 'a refused refresh clears the cookies');
+    assert.equal(cookie(unknown, 'signed_in')?.value, '', 'and the web app stops asking for the profile');
 
     const start = Date.now();
     t.mock.timers.enable({ apis: ['Date'], now: start });
