@@ -22,6 +22,24 @@ async function geofenceArea(page: Page, name: string): Promise<string> {
   return geofences.find((geofence) => geofence.name === name)?.area ?? '';
 }
 
+/** Points at a handle on the map and waits for the cursor to show it can be dragged (the map draws handles a frame or two after a change). */
+async function hoverHandle(page: Page, x: number, y: number): Promise<void> {
+  const container = page.locator('.maplibregl-canvas-container');
+  for (let attempt = 0; attempt < 20; attempt++) {
+    await page.mouse.move(x + (attempt % 2), y);
+    if (/cursor: move/.test((await container.getAttribute('style')) ?? '')) return;
+    await page.waitForTimeout(100);
+  }
+  assert.fail(`no draggable handle at ${x}, ${y}`);
+}
+
+/** The centre (latitude first) and radius of a WKT circle. */
+function circleOf(area: string): [LatLon, number] {
+  const match = /^CIRCLE \((-?[\d.]+) (-?[\d.]+), (\d+)\)$/.exec(area);
+  assert.ok(match, area);
+  return [[Number(match[1]), Number(match[2])], Number(match[3])];
+}
+
 /** The ring of a WKT polygon, as stored: latitude first, the first point repeated last. */
 function polygonRing(area: string): LatLon[] {
   return (/^POLYGON \(\((.*)\)\)$/.exec(area)?.[1] ?? '').split(', ').map((pair) => pair.split(' ').map(Number) as LatLon);
@@ -193,18 +211,18 @@ describe('web app: devices, live map, history, geofences', { skip: unavailable }
     const before = polygonRing(await geofenceArea(page, 'Depot'));
     await page.getByRole('button', { name: `${t.edit} Depot` }).click();
     await page.getByText(t.geofences.ready.polygon).waitFor();
+    // The map fits the whole area, its corners and the dots between them ready to drag.
+    await captureScreen(page, 'geofence-edit');
     // Choosing corner 2 centres the map on it: the corner is then in the middle of the map.
     await page.getByLabel(t.geofences.vertexLabel.polygon, { exact: true }).selectOption({ label: t.geofences.vertex.polygon(2) });
     const box = await page.locator('.map-canvas').boundingBox();
     assert.ok(box);
     const [x, y] = [box.x + box.width / 2, box.y + box.height / 2];
-    await page.mouse.move(x, y);
-    assert.match((await page.locator('.maplibregl-canvas-container').getAttribute('style')) ?? '', /cursor: move/, 'a corner shows it can be dragged');
+    await hoverHandle(page, x, y);
     await page.mouse.down();
     await page.mouse.move(x + 60, y + 40, { steps: 6 });
     await page.mouse.up();
     await page.getByText(t.geofences.moved(t.geofences.vertex.polygon(2))).waitFor();
-    await captureScreen(page, 'geofence-edit');
     await page.getByRole('button', { name: t.geofences.saveChanges }).click();
     await page.getByRole('button', { name: `${t.edit} Depot` }).waitFor();
 
@@ -249,6 +267,48 @@ describe('web app: devices, live map, history, geofences', { skip: unavailable }
     assert.ok(moved[1] > corner3[1] + 0.001 && Math.abs(moved[0] - corner3[0]) < 1e-5, `corner 3 moved east only: ${corner3} -> ${moved}`);
     const added = after[2] as LatLon;
     assert.ok(Math.abs(added[0] - (moved[0] + corner4[0]) / 2) < 2e-6 && Math.abs(added[1] - (moved[1] + corner4[1]) / 2) < 2e-6, `a corner halfway: ${added}`);
+  });
+
+  it('closes a polygon on its first corner and adds a corner by dragging the dot halfway along an edge', async () => {
+    await page.getByRole('button', { name: t.geofences.new }).click();
+    await page.getByLabel(t.fields.name).fill('Gate');
+    const box = await page.locator('.map-canvas').boundingBox();
+    assert.ok(box);
+    const [x, y] = [box.x + box.width / 2, box.y + box.height / 2];
+    for (const [dx, dy] of [[-60, -60], [60, -60], [60, 60], [-60, -60]] as const) await page.mouse.click(x + dx, y + dy);
+    await page.getByText(t.geofences.ready.polygon).waitFor();
+    // The dot halfway between corners 1 and 2, dragged north.
+    await hoverHandle(page, x, y - 60);
+    await page.mouse.down();
+    await page.mouse.move(x, y - 120, { steps: 6 });
+    await page.mouse.up();
+    await page.getByText(t.geofences.inserted(t.geofences.vertex.polygon(2))).waitFor();
+    await page.getByRole('button', { name: t.geofences.create }).click();
+    await page.getByRole('button', { name: `${t.edit} Gate` }).waitFor();
+
+    const ring = polygonRing(await geofenceArea(page, 'Gate'));
+    assert.equal(ring.length, 5, 'three corners clicked, one added, closed');
+    const [first, added, second] = [ring[0] as LatLon, ring[1] as LatLon, ring[2] as LatLon];
+    assert.ok(added[0] > first[0] + 1e-4 && Math.abs(added[0] - first[0]) > Math.abs(second[0] - first[0]), `the new corner north of the edge: ${ring.join(' / ')}`);
+    assert.ok(first[1] < added[1] && added[1] < second[1], `between corners 1 and 2: ${ring.join(' / ')}`);
+    const third = ring[3] as LatLon;
+    assert.ok(Math.abs(second[0] - first[0]) < 1e-5 && Math.abs(second[1] - third[1]) < 1e-5, `the clicked corners stay: ${ring.join(' / ')}`);
+  });
+
+  it("moves a circle's centre with the keyboard, keeping its radius", async () => {
+    const [before] = circleOf(await geofenceArea(page, 'Yard'));
+    await page.getByRole('button', { name: `${t.edit} Yard` }).press('Enter');
+    await page.getByText(t.geofences.ready.circle).waitFor();
+    await page.locator('.maplibregl-canvas').focus();
+    await page.keyboard.press('ArrowUp');
+    await page.waitForTimeout(800);
+    await page.getByRole('button', { name: t.geofences.moveCentre }).press('Enter');
+    await page.getByText(t.geofences.moved(t.geofences.centre)).waitFor();
+    await page.getByRole('button', { name: t.geofences.saveChanges }).press('Enter');
+    await page.getByRole('button', { name: `${t.edit} Yard` }).waitFor();
+    const [after, radius] = circleOf(await geofenceArea(page, 'Yard'));
+    assert.equal(radius, 250);
+    assert.ok(after[0] > before[0] + 1e-4 && Math.abs(after[1] - before[1]) < 1e-5, `moved north, latitude first: ${before} -> ${after}`);
   });
 
   it('claims a second device by scanning its QR code with the camera', async () => {

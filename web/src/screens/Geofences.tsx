@@ -37,6 +37,8 @@ type PathKind = Exclude<Kind, 'circle'>;
 const NEW_DRAFT: Draft = { id: undefined, name: '', description: '', kind: 'polygon', points: [], radius: 100, lineWidth: 25, finished: false, selected: 0, notice: '' };
 
 const MINIMUM_POINTS: Record<PathKind, number> = { polygon: 3, line: 2 };
+/** How near the first corner a click closes a polygon being drawn. */
+const CLOSE_PIXELS = 10;
 
 function draftShape(draft: Draft): Shape | undefined {
   if (draft.kind === 'circle') return draft.points[0] ? { kind: 'circle', center: draft.points[0], radius: draft.radius } : undefined;
@@ -253,8 +255,14 @@ export default function Geofences() {
     });
     const handleLayers = ['draft-vertices', 'draft-midpoints'];
     loaded.on('click', (event: MapMouseEvent) => {
-      if (loaded.queryRenderedFeatures(event.point, { layers: handleLayers }).length > 0) return;
-      addPoint([event.lngLat.lng, event.lngLat.lat]);
+      const current = drafting.current;
+      const first = current?.points[0];
+      // Measured here too, as the handles are not hit-testable while the map redraws them after a quick click.
+      if (current?.kind === 'polygon' && !current.finished && first && current.points.length >= MINIMUM_POINTS.polygon && loaded.project(first).dist(event.point) <= CLOSE_PIXELS) {
+        setDraft((latest) => latest && { ...latest, finished: true });
+      } else if (loaded.queryRenderedFeatures(event.point, { layers: handleLayers }).length === 0) {
+        addPoint([event.lngLat.lng, event.lngLat.lat]);
+      }
     });
 
     const canvas = loaded.getCanvasContainer();
@@ -268,11 +276,11 @@ export default function Geofences() {
       if (!properties || (touch && (event as MapLayerTouchEvent).points.length !== 1)) return;
       event.preventDefault();
       loaded.dragPan.disable();
-      let index = Number(properties.index);
-      if (properties.role === 'midpoint') {
-        setDraft((current) => current && insertVertex(current, index));
-        index += 1;
-      }
+      const grabbed = Number(properties.index);
+      const inserting = properties.role === 'midpoint';
+      if (inserting) setDraft((current) => current && insertVertex(current, grabbed));
+      // A midpoint's new corner comes right after the corner its edge leaves.
+      const index = inserting ? grabbed + 1 : grabbed;
       let moved = false;
       const follow = (move: MapMouseEvent | MapTouchEvent) => {
         moved = true;
@@ -285,7 +293,7 @@ export default function Geofences() {
         canvas.style.cursor = '';
         setDraft((current) => {
           if (!current) return current;
-          if (moved) return { ...current, selected: index, notice: t.geofences.moved(vertexName(current.kind, index)) };
+          if (moved) return { ...current, selected: index, notice: (inserting ? t.geofences.inserted : t.geofences.moved)(vertexName(current.kind, index)) };
           if (current.kind === 'polygon' && !current.finished && index === 0 && current.points.length >= MINIMUM_POINTS.polygon) return { ...current, finished: true };
           return { ...current, selected: index };
         });
