@@ -311,6 +311,40 @@ describe('web app: devices, live map, history, geofences', { skip: unavailable }
     assert.ok(after[0] > before[0] + 1e-4 && Math.abs(after[1] - before[1]) < 1e-5, `moved north, latitude first: ${before} -> ${after}`);
   });
 
+  it('moves a corner with a finger on a touch screen', async () => {
+    const phone = await browser.newContext({ viewport: { width: 360, height: 740 }, hasTouch: true, isMobile: true });
+    try {
+      const touch = await phone.newPage();
+      touch.setDefaultTimeout(45_000);
+      await signInOnPage(touch, web, 'owner@example.com', password);
+      await touch.getByRole('link', { name: t.nav.geofences }).click();
+      await touch.locator('.map-canvas[data-state="ready"]').waitFor();
+      const before = polygonRing(await geofenceArea(touch, 'Gate'));
+      await touch.getByRole('button', { name: `${t.edit} Gate` }).tap();
+      // Corner 3 chosen: the map centres on it.
+      await touch.getByLabel(t.geofences.vertexLabel.polygon, { exact: true }).selectOption({ label: t.geofences.vertex.polygon(3) });
+      await touch.locator('.map-canvas').scrollIntoViewIfNeeded();
+      await touch.waitForTimeout(300);
+      const box = await touch.locator('.map-canvas').boundingBox();
+      assert.ok(box);
+      const [x, y] = [box.x + box.width / 2, box.y + box.height / 2];
+      const input = await phone.newCDPSession(touch);
+      await input.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: [{ x, y }] });
+      for (let step = 1; step <= 6; step++) await input.send('Input.dispatchTouchEvent', { type: 'touchMove', touchPoints: [{ x: x - step * 8, y: y + step * 6 }] });
+      await input.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] });
+      await touch.getByText(t.geofences.moved(t.geofences.vertex.polygon(3))).waitFor();
+      await touch.getByRole('button', { name: t.geofences.saveChanges }).tap();
+      await touch.getByRole('button', { name: `${t.edit} Gate` }).waitFor();
+
+      const after = polygonRing(await geofenceArea(touch, 'Gate'));
+      assert.deepEqual([after[0], after[1], after[3], after[4]], [before[0], before[1], before[3], before[4]], 'the other corners stay');
+      const [[lat, lon], [oldLat, oldLon]] = [after[2] as LatLon, before[2] as LatLon];
+      assert.ok(lon < oldLon && lat < oldLat, `dragged left and down, so west and south, and the map did not pan: ${before[2]} -> ${after[2]}`);
+    } finally {
+      await phone.close();
+    }
+  });
+
   it('claims a second device by scanning its QR code with the camera', async () => {
     const admin = await web.server.login({ email: 'admin@example.com' });
     const created = await web.server.app.inject({
