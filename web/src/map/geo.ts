@@ -73,6 +73,19 @@ function circleRing([lon, lat]: LngLat, radius: number): LngLat[] {
   return ring;
 }
 
+/** Halfway along an edge, where a new corner is inserted (the shapes are small: plain averages suffice). */
+export function midpoint([lon1, lat1]: LngLat, [lon2, lat2]: LngLat): LngLat {
+  return [(lon1 + lon2) / 2, (lat1 + lat2) / 2];
+}
+
+/** South-west and north-east corners around a shape, to fit the map to it. */
+export function shapeBounds(shape: Shape): [LngLat, LngLat] {
+  const points = shape.kind === 'circle' ? circleRing(shape.center, shape.radius) : shape.points;
+  const lons = points.map(([lon]) => lon);
+  const lats = points.map(([, lat]) => lat);
+  return [[Math.min(...lons), Math.min(...lats)], [Math.max(...lons), Math.max(...lats)]];
+}
+
 export function shapeFeature(shape: Shape, properties: Record<string, unknown> = {}): Feature {
   switch (shape.kind) {
     case 'circle':
