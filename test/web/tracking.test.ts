@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { runSimulation } from '../../src/cli/simulate.ts';
 import type { Device, Geofence } from '../../src/client/index.ts';
 import { errorWords, t } from '../../web/src/i18n.ts';
 import { assertAccessible, browserUnavailable, captureScreen, launchBrowser, newPage, qrCodeVideo, sendOsmAnd, signInOnPage, startWebServer } from '../support/browser.ts';
@@ -53,6 +54,8 @@ describe('web app: devices, live map, history, geofences', { skip: unavailable }
   let page: Page;
   let claimToken: string;
   let deviceId: number;
+  /** The positions the simulator's tracker reported, before the history is played. */
+  let simulatedReports = 0;
 
   before(async () => {
     web = await startWebServer();
@@ -100,12 +103,17 @@ describe('web app: devices, live map, history, geofences', { skip: unavailable }
     deviceId = devices[0]?.id as number;
   });
 
-  it('shows a position the moment the device sends it over OsmAnd, and the device turns online', async () => {
+  it('shows a position the moment the simulator sends it over OsmAnd, and the device turns online', async () => {
     await page.getByRole('link', { name: t.nav.map }).click();
     const row = page.getByRole('button', { name: new RegExp(t.map.noPosition) });
     await row.waitFor();
     await page.getByText(t.map.live.open as string, { exact: true }).waitFor();
-    await sendOsmAnd(web, { id: UNIQUE_ID, lat: DEPOT.lat, lon: DEPOT.lon, speed: 0 });
+    // `npm run simulate`'s tracker, parked at the depot: a loop of a metre at walking pace.
+    const depotLoop = [DEPOT, { lat: DEPOT.lat + 0.00001, lon: DEPOT.lon }];
+    const stats = await runSimulation({ protocol: 'osmand', host: '127.0.0.1', port: web.osmandPort, uniqueIds: [UNIQUE_ID], rate: 1, route: depotLoop, speedKmh: 1, stopSeconds: 60, durationMs: 500 });
+    assert.equal(stats.refused, 0);
+    simulatedReports = stats.acknowledged;
+    assert.ok(simulatedReports >= 1, 'the simulator reported');
     await page.getByRole('button', { name: new RegExp(t.status.online) }).waitFor();
     await page.getByRole('button', { name: new RegExp(t.status.online) }).click();
     await page.getByRole('link', { name: t.map.details }).waitFor();
@@ -119,11 +127,12 @@ describe('web app: devices, live map, history, geofences', { skip: unavailable }
       await sendOsmAnd(web, { id: UNIQUE_ID, lat: DEPOT.lat + i * 0.002, lon: DEPOT.lon + i * 0.001, speed: 10 + i * 5, time: new Date(start + i * 60_000) });
     }
     await page.goto(`${web.url}/devices/${deviceId}/history`);
-    await page.getByText(t.history.points(7), { exact: false }).waitFor();
+    const points = 6 + simulatedReports;
+    await page.getByText(t.history.points(points), { exact: false }).waitFor();
     const slider = page.getByLabel(t.history.slider);
     await slider.focus();
     await page.keyboard.press('End');
-    assert.equal(await slider.inputValue(), '6');
+    assert.equal(await slider.inputValue(), String(points - 1));
     await page.getByRole('button', { name: t.history.play }).waitFor();
     await page.getByRole('img', { name: t.history.speedChart }).waitFor();
     await captureScreen(page, 'history');
