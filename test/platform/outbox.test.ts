@@ -66,6 +66,25 @@ describeEachEngine('outbox', (engine) => {
     assert.deepEqual(handled.sort(), ['devices 7', 'tracking 7']);
   });
 
+  it('drainNow returns only after the facts a wake-up during its pass brought: that pass runs them, no second one', async () => {
+    const consumer = outbox({ pollMs: 60_000 });
+    const handled: number[] = [];
+    consumer.consume('devices', 'auth.user.deleted', async ({ userId }) => {
+      // The first fact's handler records another and wakes the consumers, as its commit's hint would.
+      if (userId === 1) {
+        await consumer.record(testDatabase.database.db, 'auth.user.deleted', { userId: 2 });
+        consumer.wake();
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      handled.push(userId);
+    });
+    consumer.consume('tracking', 'auth.user.deleted', () => undefined);
+    consumer.start();
+    await consumer.record(testDatabase.database.db, 'auth.user.deleted', { userId: 1 });
+    await consumer.drainNow();
+    assert.deepEqual(handled, [1, 2]);
+  });
+
   it('retries a throwing handler with backoff, delaying only that module', async () => {
     const consumer = outbox({ firstRetryMs: 20 });
     let healthy = false;

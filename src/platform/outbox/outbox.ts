@@ -119,10 +119,21 @@ export class Outbox implements FactRecorder {
       });
   }
 
-  /** Runs every due fact of this process's consumers (tests and shutdown wait on it). */
+  /**
+   * Runs every due fact of this process's consumers (tests and shutdown wait on it). Its pass is the
+   * process's pass: a wake-up meanwhile makes it run once more instead of starting a second pass
+   * that could claim a fact and leave this one to return before the fact is handled.
+   */
   async drainNow(): Promise<void> {
     while (this.draining) await this.draining;
-    if (this.handlers.size > 0) await this.drain();
+    if (this.handlers.size === 0) return;
+    const pass = this.drain();
+    this.draining = pass
+      .catch(() => undefined)
+      .finally(() => {
+        this.draining = undefined;
+      });
+    await pass;
   }
 
   private async drain(): Promise<void> {
