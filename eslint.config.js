@@ -17,9 +17,25 @@ export default tseslint.config(
   {
     // The web app runs in browsers: their globals, and the SDK as its only way to the server.
     files: ['web/src/**/*.{ts,tsx}'],
-    languageOptions: { globals: { window: 'readonly', document: 'readonly', navigator: 'readonly', requestAnimationFrame: 'readonly', cancelAnimationFrame: 'readonly' } },
+    languageOptions: { globals: { window: 'readonly', document: 'readonly', getComputedStyle: 'readonly', navigator: 'readonly', requestAnimationFrame: 'readonly', cancelAnimationFrame: 'readonly' } },
     rules: {
       'no-restricted-imports': ['error', { patterns: [{ regex: '(^|/)src/(services|platform|gateway|cli)/', message: 'The web app speaks the public API through src/client only.' }] }],
+    },
+  },
+  {
+    // Every word a person reads comes from web/src/i18n.ts, so a translation replaces one object.
+    files: ['web/src/**/*.tsx'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        { selector: 'JSXText[value=/\\p{L}/u]', message: 'Words on screen come from t in web/src/i18n.ts.' },
+        { selector: ':matches(JSXElement, JSXFragment) > JSXExpressionContainer > Literal[value=/\\p{L}/u]', message: 'Words on screen come from t in web/src/i18n.ts.' },
+        { selector: ':matches(JSXElement, JSXFragment) > JSXExpressionContainer > TemplateLiteral > TemplateElement[value.raw=/\\p{L}/u]', message: 'Words on screen come from t in web/src/i18n.ts.' },
+        {
+          selector: 'JSXAttribute[name.name=/^(aria-label|aria-description|aria-placeholder|aria-roledescription|aria-valuetext|title|placeholder|alt|label|hint)$/] > Literal[value=/\\p{L}/u]',
+          message: 'Words on screen come from t in web/src/i18n.ts.',
+        },
+      ],
     },
   },
   {

@@ -344,9 +344,14 @@ describe('web app: devices, live map, history, geofences', { skip: unavailable }
       assert.ok(box);
       const [x, y] = [box.x + box.width / 2, box.y + box.height / 2];
       const input = await phone.newCDPSession(touch);
-      await input.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: [{ x, y }] });
-      for (let step = 1; step <= 6; step++) await input.send('Input.dispatchTouchEvent', { type: 'touchMove', touchPoints: [{ x: x - step * 8, y: y + step * 6 }] });
-      await input.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] });
+      // A finger's pace, 60 moves a second, held still a moment before it lifts: a drag released at
+      // speed would be a fling, and the browser would spend the next tap stopping it.
+      const start = Date.now() / 1000;
+      await input.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: [{ x, y }], timestamp: start });
+      for (let step = 1; step <= 6; step++) {
+        await input.send('Input.dispatchTouchEvent', { type: 'touchMove', touchPoints: [{ x: x - step * 8, y: y + step * 6 }], timestamp: start + step / 60 });
+      }
+      await input.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [], timestamp: start + 0.5 });
       await touch.getByText(t.geofences.moved(t.geofences.vertex.polygon(3))).waitFor();
       await touch.getByRole('button', { name: t.geofences.saveChanges }).tap();
       await touch.getByRole('button', { name: `${t.edit} Gate` }).waitFor();

@@ -7,7 +7,7 @@ import { live } from './live.ts';
 import { listenToServiceWorker } from './push.ts';
 import { Link, navigate, useFocusHeading, useLocation } from './router.tsx';
 import { signOut, useSession } from './session.ts';
-import { ErrorNote, Loading, Page } from './ui.tsx';
+import { ErrorNote, LoadingPage, Page } from './ui.tsx';
 
 type Screen = LazyExoticComponent<ComponentType<{ params: Record<string, string>; user: User }>>;
 
@@ -60,8 +60,14 @@ export function App() {
   useFocusHeading(path);
 
   let content;
-  if (session.isPending) content = <Loading />;
-  else if (session.isError) content = <ErrorNote error={session.error} onRetry={() => void session.refetch()} />;
+  if (session.isPending) content = <LoadingPage />;
+  else if (session.isError) {
+    content = (
+      <Page title={t.unavailable}>
+        <ErrorNote error={session.error} onRetry={() => void session.refetch()} />
+      </Page>
+    );
+  }
   else if (PUBLIC_PATHS.has(path) || !user) content = <PublicScreen path={path} signedIn={Boolean(user)} />;
   else content = <PrivateScreen path={path} user={user} />;
 
@@ -92,7 +98,7 @@ export function App() {
         )}
       </header>
       <main id="main">
-        <Suspense fallback={<Loading />}>{content}</Suspense>
+        <Suspense fallback={<LoadingPage />}>{content}</Suspense>
       </main>
     </>
   );
@@ -118,7 +124,7 @@ function PublicScreen({ path, signedIn }: { path: string; signedIn: boolean }) {
     case '/login/2fa':
       return <TwoFactorLogin />;
     default:
-      return signedIn ? <Loading /> : <SignIn />;
+      return signedIn ? <LoadingPage /> : <SignIn />;
   }
 }
 

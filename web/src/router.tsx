@@ -33,7 +33,7 @@ export function useLocation(): { path: string; query: URLSearchParams } {
 /** Moves focus to the page's heading after navigation, so keyboard and screen-reader users land on the new screen. */
 export function useFocusHeading(key: string): void {
   useEffect(() => {
-    const heading = document.querySelector<HTMLElement>('main h1');
+    const heading = document.querySelector<HTMLElement>('main h1:not([data-placeholder])');
     if (heading) {
       heading.tabIndex = -1;
       heading.focus({ preventScroll: true });

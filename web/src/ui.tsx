@@ -79,6 +79,21 @@ export function Loading({ label = t.loading }: { label?: string }) {
   );
 }
 
+/**
+ * A whole screen on its way: a heading for screen readers landing on it, and the spinner. Navigation
+ * does not move focus to this heading, which the screen's own replaces in a moment.
+ */
+export function LoadingPage() {
+  return (
+    <div className="page">
+      <h1 className="visually-hidden" data-placeholder="">
+        {t.loading}
+      </h1>
+      <Loading />
+    </div>
+  );
+}
+
 export function Page({ title, children, wide = false }: { title: string; children: ReactNode; wide?: boolean }) {
   useEffect(() => {
     document.title = `${title} · ${t.appName}`;

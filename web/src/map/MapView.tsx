@@ -45,5 +45,3 @@ export function MapView({ label, onLoad, className = 'map' }: { label: string; o
     </div>
   );
 }
-
-export const STATUS_COLORS = { online: '#1e8e3e', offline: '#6b7280', unknown: '#c26a00' } as const;

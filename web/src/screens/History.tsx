@@ -134,9 +134,7 @@ function SpeedChart({ positions, index, onPick }: { positions: Position[]; index
   const points = speeds.map((speed, i) => `${x(i).toFixed(1)},${y(speed).toFixed(1)}`).join(' ');
   return (
     <figure className="chart">
-      <figcaption>
-        {t.history.speedChart} (0–{Math.round(max)} km/h)
-      </figcaption>
+      <figcaption>{t.history.speedScale(t.history.speedChart, Math.round(max))}</figcaption>
       <svg
         viewBox={`0 0 ${width} ${height}`}
         preserveAspectRatio="none"

@@ -1,9 +1,10 @@
 import { useQuery } from '@tanstack/react-query';
 import { useEffect, useMemo, useRef, useState } from 'react';
 import type { GeoJSONSource, Map as MapLibreMap, Marker } from 'maplibre-gl';
+import type { DeviceStatus } from '../../../src/client/index.ts';
 import { api } from '../api.ts';
 import { featureCollection } from '../map/geo.ts';
-import { MapView, STATUS_COLORS } from '../map/MapView.tsx';
+import { MapView } from '../map/MapView.tsx';
 import type { MapLibre } from '../map/MapView.tsx';
 import { dateTime, relativeTime, t } from '../i18n.ts';
 import { useLive } from '../live.ts';
@@ -65,6 +66,7 @@ export default function MapScreen() {
   }, [map, followed]);
 
   const onLoad = (loadedMap: MapLibreMap, maplibre: MapLibre) => {
+    const color = statusColors();
     loadedMap.addSource('devices', { type: 'geojson', data: featureCollection([]), cluster: true, clusterRadius: 40, clusterMaxZoom: 15 });
     loadedMap.addLayer({
       id: 'clusters',
@@ -85,7 +87,7 @@ export default function MapScreen() {
       source: 'devices',
       filter: ['!', ['has', 'point_count']],
       paint: {
-        'circle-color': ['match', ['get', 'status'], 'online', STATUS_COLORS.online, 'unknown', STATUS_COLORS.unknown, STATUS_COLORS.offline],
+        'circle-color': ['match', ['get', 'status'], 'online', color.online, 'unknown', color.unknown, color.offline],
         'circle-radius': ['case', ['get', 'selected'], 10, 7],
         'circle-stroke-color': ['case', ['get', 'selected'], '#111827', '#ffffff'],
         'circle-stroke-width': ['case', ['get', 'selected'], 3, 2],
@@ -164,6 +166,13 @@ export default function MapScreen() {
       <MapView label={t.map.mapLabel} onLoad={onLoad} />
     </div>
   );
+}
+
+/** The status colours of styles.css, so a marker on the map matches its device's dot in the list. */
+function statusColors(): Record<DeviceStatus, string> {
+  const style = getComputedStyle(document.documentElement);
+  const color = (status: DeviceStatus) => style.getPropertyValue(`--${status}`).trim();
+  return { online: color('online'), offline: color('offline'), unknown: color('unknown') };
 }
 
 /**
