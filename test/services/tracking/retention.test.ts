@@ -182,7 +182,7 @@ describeEachEngine('history retention', (engine) => {
   it('walks devices with positions, events or both, in batches that skip none', async () => {
     await store(db, engine.name, [1001, 1003, 1005].map((deviceId) => position(deviceId, NOW - 100 * DAY)));
     await new TrackingStore(db, engine.name).transaction((repositories) => repositories.events.insertMany([1002, 1003, 1006].map((deviceId) => event(deviceId, NOW - 100 * DAY))));
-    const repository = new RetentionRepository(db);
+    const repository = new RetentionRepository(db, engine.name);
     // Both lists full at two: the walk goes no further than 1003, where both are complete.
     assert.deepEqual(await repository.nextDevices(1000, 2), [1001, 1002, 1003]);
     assert.deepEqual(await repository.nextDevices(1003, 2), [1005, 1006]);
@@ -217,6 +217,45 @@ describeEachEngine('history retention', (engine) => {
     assert.equal(run?.interrupted, true);
     assert.equal(run?.positionsDeleted, 3);
     assert.equal((await timesOf('positions', 7)).length, 7);
+  });
+
+  it('deletes a fleet whose reports interleave, each device to its own owner’s cutoff, in windows of ids', async () => {
+    // Devices 21 (10 days), 22 (40 days) and 23 (for ever) report once a day for 60 days, stored together as they arrive:
+    // a window of three ids holds one report of each.
+    const days = Array.from({ length: 60 }, (_, day) => NOW - (59 - day + 0.5) * DAY);
+    for (const time of days) await store(db, engine.name, [21, 22, 23].map((deviceId) => position(deviceId, time)));
+    const windows: number[] = [];
+    const run = await job({
+      policy: policyOf({ 210: 10, 220: 40, 230: null }),
+      pause: () => {
+        windows.push(windows.length);
+        return Promise.resolve();
+      },
+    }).run();
+    assert.deepEqual([run?.positionsDeleted, windows.length], [50 + 20, 50 + 20]);
+    assert.deepEqual(await timesOf('positions', 21), days.filter((time) => time >= NOW - 10 * DAY));
+    assert.deepEqual(await timesOf('positions', 22), days.filter((time) => time >= NOW - 40 * DAY));
+    assert.deepEqual(await timesOf('positions', 23), days);
+  });
+
+  it('deletes the oldest reports of the whole fleet first, not one device after another', async () => {
+    // Devices 24 and 25 of one owner: a report each a day for 20 days, interleaved. Stopped after the first window of
+    // four ids, both have lost their two oldest days.
+    const days = Array.from({ length: 20 }, (_, day) => NOW - (119 - day) * DAY);
+    for (const time of days) await store(db, engine.name, [24, 25].map((deviceId) => position(deviceId, time)));
+    const retention: RetentionJob = job({
+      chunkSize: 4,
+      ownersOf: (ids) => Promise.resolve(new Map(ids.filter((id) => id === 24 || id === 25).map((id) => [id, 240]))),
+      policy: policyOf({ 240: 10 }),
+      pause: () => {
+        void retention.stop();
+        return Promise.resolve();
+      },
+    });
+    const run = await retention.run();
+    assert.deepEqual([run?.interrupted, run?.positionsDeleted], [true, 4]);
+    assert.deepEqual(await timesOf('positions', 24), days.slice(2));
+    assert.deepEqual(await timesOf('positions', 25), days.slice(2));
   });
 
   it('runs on its schedule: first a minute after the start, then every interval, until stopped', async () => {

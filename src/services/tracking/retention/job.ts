@@ -10,6 +10,7 @@ import type { Clock } from '../throttled-writer.ts';
 import { monthStart, MONTHS_AHEAD, nextMonth, PARTITIONED_TABLES, PartitionRepository } from './partitions.ts';
 import type { RetentionPolicy } from './policy.ts';
 import { RetentionRepository } from './repository.ts';
+import type { IdSpan, RetentionTable } from './repository.ts';
 
 export interface RetentionJobOptions {
   db: Kysely<TrackingTables>;
@@ -17,10 +18,10 @@ export interface RetentionJobOptions {
   policy: RetentionPolicy;
   /** The owner of each of these devices that exists; devices left out are skipped (their deletion removes their data). */
   ownersOf(deviceIds: readonly number[]): Promise<Map<number, number>>;
-  /** Rows one delete statement removes at most (RETENTION_CHUNK). */
+  /** Ids one delete statement covers, so the rows it removes at most (RETENTION_CHUNK). */
   chunkSize: number;
   clock: Clock;
-  /** Waits between two chunks, given how long the last one took; by default as long again, so ingestion keeps at least half of the database's time. */
+  /** Waits between two chunks, given how long the last one took; by default four times as long, so the job takes at most a fifth of the database's time. */
   pause?: (chunkMs: number) => Promise<void>;
   metrics?: Registry | undefined;
   log: FastifyBaseLogger;
@@ -39,6 +40,8 @@ export interface RetentionRun {
 
 // Session advisory lock held by the instance running the job ("tsretn").
 const RETENTION_LOCK = 0x7473_7265_746e;
+// How long the job waits after a chunk, in multiples of the chunk's own time.
+const PAUSE_PER_CHUNK_TIME = 4;
 // Devices whose owners are asked for at once.
 const DEVICE_BATCH = 500;
 // The first run after a start comes this soon (or after the interval when that is shorter), so frequent restarts do not starve it.
@@ -47,8 +50,8 @@ const FIRST_RUN_DELAY_MS = 60_000;
 /**
  * Deletes positions and events older than their owner's retention (DESIGN §5.8, §6): on
  * PostgreSQL it first keeps month partitions created ahead and drops those past every owner's
- * cutoff, then, on both engines, deletes device by device in chunks of `chunkSize` rows, pausing
- * between chunks. One instance runs it at a time: a PostgreSQL advisory lock across processes,
+ * cutoff, then, on both engines, deletes the rest in windows of `chunkSize` ids, oldest first,
+ * pausing between windows. One instance runs it at a time: a PostgreSQL advisory lock across processes,
  * and within a process a run never overlaps another (SQLite serves one process).
  */
 export class RetentionJob {
@@ -63,9 +66,9 @@ export class RetentionJob {
 
   constructor(options: RetentionJobOptions) {
     this.#options = options;
-    this.#repository = new RetentionRepository(options.db);
+    this.#repository = new RetentionRepository(options.db, options.engine);
     this.#partitions = options.engine === 'postgres' ? new PartitionRepository(options.db) : undefined;
-    this.#pause = options.pause ?? ((chunkMs) => sleep(chunkMs));
+    this.#pause = options.pause ?? ((chunkMs) => sleep(PAUSE_PER_CHUNK_TIME * chunkMs));
     this.#metrics = options.metrics ? retentionMetrics(options.metrics) : undefined;
   }
 
@@ -170,12 +173,39 @@ export class RetentionJob {
     }
   }
 
-  /** Walks every device with data, deleting what is past its owner's cutoff; false when stopped on the way. */
+  /**
+   * Deletes what is past each owner's cutoff: first a walk over every device with data, grouping
+   * them by cutoff with the span of ids each table holds past it, then, group by group, windows of
+   * `chunkSize` ids from the oldest up, pausing after each window that deleted anything (rows of
+   * other groups, newer rows and latest positions in a window stay). False when stopped on the way.
+   */
   async #deleteInChunks(run: RetentionRun, cutoffs: Map<number, number | null>): Promise<boolean> {
+    const groups = await this.#groupsPastCutoff(cutoffs);
+    for (const group of groups.values()) {
+      for (const table of RETENTION_TABLES) {
+        const span = group.spans[table];
+        if (!span) continue;
+        for (let from = span.low; from <= span.high; from += this.#options.chunkSize) {
+          if (this.#stopped) return false;
+          const started = performance.now();
+          const count = await this.#repository.deleteWindow(table, group.deviceIds, group.cutoff, from, from + this.#options.chunkSize);
+          if (table === 'positions') run.positionsDeleted += count;
+          else run.eventsDeleted += count;
+          this.#metrics?.deleted(table, count);
+          if (count > 0) await this.#pause(performance.now() - started);
+        }
+      }
+    }
+    return true;
+  }
+
+  /** The devices with data past their owner's cutoff, by cutoff, and the ids each table holds past it. */
+  async #groupsPastCutoff(cutoffs: Map<number, number | null>): Promise<Map<number, CutoffGroup>> {
+    const groups = new Map<number, CutoffGroup>();
     let after = 0;
     for (;;) {
       const batch = await this.#repository.nextDevices(after, DEVICE_BATCH);
-      if (batch.length === 0) return true;
+      if (batch.length === 0) return groups;
       after = batch.at(-1) as number;
       const owners = await this.#options.ownersOf(batch);
       for (const deviceId of batch) {
@@ -184,33 +214,27 @@ export class RetentionJob {
         // An owner first seen here (a device added since the first walk) is left for the next run.
         const cutoff = cutoffs.get(ownerId);
         if (cutoff === null || cutoff === undefined) continue;
-        const positions = await this.#chunked('positions', () => this.#repository.deletePositionsBefore(deviceId, cutoff, this.#options.chunkSize));
-        run.positionsDeleted += positions.deleted;
-        if (!positions.complete) return false;
-        const events = await this.#chunked('events', () => this.#repository.deleteEventsBefore(deviceId, cutoff, this.#options.chunkSize));
-        run.eventsDeleted += events.deleted;
-        if (!events.complete) return false;
+        const spans = await Promise.all(RETENTION_TABLES.map((table) => this.#repository.idSpan(table, deviceId, cutoff)));
+        if (spans.every((span) => span === undefined)) continue;
+        const group = groups.get(cutoff) ?? { cutoff, deviceIds: [], spans: {} };
+        groups.set(cutoff, group);
+        group.deviceIds.push(deviceId);
+        RETENTION_TABLES.forEach((table, index) => {
+          const [span, known] = [spans[index], group.spans[table]];
+          if (span) group.spans[table] = known ? { low: Math.min(known.low, span.low), high: Math.max(known.high, span.high) } : span;
+        });
       }
     }
   }
-
-  /**
-   * Repeats one chunk's delete until a chunk comes back short, pausing after each that deleted
-   * anything (also a short one: many devices with a few rows each weigh as much as one with many).
-   */
-  async #chunked(table: 'positions' | 'events', deleteChunk: () => Promise<number>): Promise<{ deleted: number; complete: boolean }> {
-    let deleted = 0;
-    for (;;) {
-      if (this.#stopped) return { deleted, complete: false };
-      const started = performance.now();
-      const count = await deleteChunk();
-      deleted += count;
-      this.#metrics?.deleted(table, count);
-      if (count > 0) await this.#pause(performance.now() - started);
-      if (count < this.#options.chunkSize) return { deleted, complete: true };
-    }
-  }
 }
+
+interface CutoffGroup {
+  cutoff: number;
+  deviceIds: number[];
+  spans: Partial<Record<RetentionTable, IdSpan>>;
+}
+
+const RETENTION_TABLES: readonly RetentionTable[] = ['positions', 'events'];
 
 /**
  * The earliest cutoff of the owners holding data: everything older goes for all of them, so whole partitions may go.

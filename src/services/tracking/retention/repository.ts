@@ -1,13 +1,26 @@
 import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
+import type { Engine } from '../../../platform/db/database.ts';
 import type { TrackingTables } from '../tables.ts';
+
+export type RetentionTable = 'positions' | 'events';
+
+/** Ids from `low` to `high`, both included. */
+export interface IdSpan {
+  low: number;
+  high: number;
+}
+
+const TIME_COLUMN: Record<RetentionTable, string> = { positions: 'fix_time', events: 'event_time' };
 
 /** The retention job's reads and chunked deletes, the same on both engines. */
 export class RetentionRepository {
   private readonly db: Kysely<TrackingTables>;
+  private readonly engine: Engine;
 
-  constructor(db: Kysely<TrackingTables>) {
+  constructor(db: Kysely<TrackingTables>, engine: Engine) {
     this.db = db;
+    this.engine = engine;
   }
 
   /**
@@ -33,48 +46,39 @@ export class RetentionRepository {
   }
 
   /**
-   * Deletes at most `limit` of the device's positions older than `cutoff`, never its latest one
-   * (what the device's positionId shows); answers how many went. One statement: a latest position
-   * that moves meanwhile is seen by it or was not yet visible to it.
+   * The lowest and highest id among the device's rows older than `cutoff`, read from its time index
+   * alone; undefined when it has none.
    */
-  async deletePositionsBefore(deviceId: number, cutoff: number, limit: number): Promise<number> {
-    const result = await this.db
-      .deleteFrom('positions')
-      .where('device_id', '=', deviceId)
-      .where('fix_time', '<', cutoff)
-      .where('id', 'in', (eb) =>
-        eb
-          .selectFrom('positions as chunk')
-          .select('chunk.id')
-          .where('chunk.device_id', '=', deviceId)
-          .where('chunk.fix_time', '<', cutoff)
-          .where((inner) =>
-            inner.not(
-              inner.exists(
-                inner
-                  .selectFrom('latest_positions')
-                  .select('latest_positions.device_id')
-                  .where('latest_positions.device_id', '=', deviceId)
-                  .whereRef('latest_positions.position_id', '=', 'chunk.id'),
-              ),
-            ),
-          )
-          .limit(limit),
-      )
-      .executeTakeFirst();
-    return Number(result.numDeletedRows);
+  async idSpan(table: RetentionTable, deviceId: number, cutoff: number): Promise<IdSpan | undefined> {
+    const result = await sql<{ low: number | string | null; high: number | string | null }>`
+      select min(id) as low, max(id) as high from ${sql.table(table)}
+      where device_id = ${deviceId} and ${sql.ref(TIME_COLUMN[table])} < ${cutoff}`.execute(this.db);
+    const row = result.rows[0];
+    return row?.low === null || row?.low === undefined ? undefined : { low: Number(row.low), high: Number(row.high) };
   }
 
-  /** Deletes at most `limit` of the device's events older than `cutoff`; answers how many went. */
-  async deleteEventsBefore(deviceId: number, cutoff: number, limit: number): Promise<number> {
-    const result = await this.db
-      .deleteFrom('events')
-      .where('device_id', '=', deviceId)
-      .where('event_time', '<', cutoff)
-      .where('id', 'in', (eb) =>
-        eb.selectFrom('events as chunk').select('chunk.id').where('chunk.device_id', '=', deviceId).where('chunk.event_time', '<', cutoff).limit(limit),
-      )
-      .executeTakeFirst();
-    return Number(result.numDeletedRows);
+  /**
+   * Deletes the rows of these devices older than `cutoff` whose ids lie in [from, to), never a
+   * device's latest position; answers how many went. Ids follow arrival, and arrival time is what
+   * places a row in the table's pages, so a window of ids is a run of neighbouring pages: the
+   * statement rewrites few pages (each written to the WAL whole after a checkpoint) for the rows it
+   * deletes, where one device's rows lie one a page across thousands.
+   */
+  async deleteWindow(table: RetentionTable, deviceIds: readonly number[], cutoff: number, from: number, to: number): Promise<number> {
+    const latest =
+      table === 'positions'
+        ? sql`and not exists (select 1 from latest_positions where latest_positions.device_id = positions.device_id and latest_positions.position_id = positions.id)`
+        : sql``;
+    const result = await sql`
+      delete from ${sql.table(table)}
+      where id >= ${from} and id < ${to} and ${sql.ref(TIME_COLUMN[table])} < ${cutoff} and ${this.oneOf(deviceIds)} ${latest}`.execute(this.db);
+    return Number(result.numAffectedRows ?? 0n);
+  }
+
+  /** device_id among these: one parameter whatever their number (an array on PostgreSQL, a JSON array on SQLite). */
+  private oneOf(deviceIds: readonly number[]) {
+    return this.engine === 'postgres'
+      ? sql`device_id = any(${[...deviceIds]}::bigint[])`
+      : sql`device_id in (select value from json_each(${JSON.stringify(deviceIds)}))`;
   }
 }
