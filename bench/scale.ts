@@ -1,5 +1,6 @@
 import { tmpdir } from 'node:os';
 import type { FastifyBaseLogger } from 'fastify';
+import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import { pino } from 'pino';
 import { openDatabase } from '../src/platform/db/database.ts';
@@ -88,6 +89,12 @@ async function measureReads(store: TrackingStore, until: number, days: number): 
 
 const ingest = (positions: PositionService) => storeRowsRate(positions, INGEST_SECONDS, DEVICES);
 
+/** Where the server's WAL has got to, in bytes: what a stretch of work wrote is the difference. */
+async function walPosition(db: Kysely<TrackingTables>): Promise<number> {
+  const { rows } = await sql<{ bytes: string }>`select pg_wal_lsn_diff(pg_current_wal_insert_lsn(), '0/0') as bytes`.execute(db);
+  return Number(rows[0]?.bytes);
+}
+
 /** A fresh database holding the fleet's history, and how long loading it took. */
 async function loaded(adminUrl: string, fleet: FleetHistory): Promise<{ bench: BenchDatabase; database: Database; rows: number; seconds: number }> {
   const bench = await freshDatabase('postgres', tmpdir(), adminUrl);
@@ -127,7 +134,8 @@ export async function benchScale(): Promise<Figure[]> {
     throw error;
   });
   try {
-    const store = new TrackingStore(large.database.db as Kysely<TrackingTables>, 'postgres');
+    const db = large.database.db as Kysely<TrackingTables>;
+    const store = new TrackingStore(db, 'postgres');
     const days = Math.max(1, Math.floor((recent.reportsPerDevice * STEP_MS) / DAY_MS));
     const reads = await compareReads(new TrackingStore(small.database.db as Kysely<TrackingTables>, 'postgres'), store, until, days);
 
@@ -135,7 +143,7 @@ export async function benchScale(): Promise<Figure[]> {
     const positions = new PositionService(store, unavailableDevices, unavailableUsers, new HistoryCut(undefined, unavailableDevices), log);
     const cutoff = historyStart(whole) + 30 * DAY_MS;
     const job = new RetentionJob({
-      db: large.database.db as Kysely<TrackingTables>,
+      db,
       engine: 'postgres',
       // The first device's owner keeps everything, so no partition is past every cutoff: the month goes in windows.
       policy: { cutoffOf: (ownerId) => Promise.resolve(ownerId === 1 ? null : cutoff) },
@@ -144,8 +152,11 @@ export async function benchScale(): Promise<Figure[]> {
       clock: systemClock,
       log,
     });
+    const walBeforeAlone = await walPosition(db);
     const alone = await ingest(positions);
+    const walPerPosition = ((await walPosition(db)) - walBeforeAlone) / (alone * INGEST_SECONDS);
     let finished: RetentionRun | undefined;
+    const walBeforePurge = await walPosition(db);
     const purgeStarted = performance.now();
     const purge = job.run().then((run) => {
       finished = run;
@@ -156,6 +167,8 @@ export async function benchScale(): Promise<Figure[]> {
     await job.stop();
     const run = await purge;
     const purgeSeconds = (performance.now() - purgeStarted) / 1000;
+    // What the purge wrote: the WAL of the stretch less what as many positions wrote alone.
+    const purgeWal = (await walPosition(db)) - walBeforePurge - during * INGEST_SECONDS * walPerPosition;
     const aloneAgain = await ingest(positions);
     const baseline = (alone + aloneAgain) / 2;
     const purged = (run?.positionsDeleted ?? 0) + (run?.eventsDeleted ?? 0);
@@ -174,6 +187,7 @@ export async function benchScale(): Promise<Figure[]> {
       { name: 'ingestion while the job purges the oldest month in chunks', value: `${during.toFixed(0)} positions/s${stillRunning ? '' : ' (the purge ended within the window)'}` },
       { name: 'ratio during / alone (target >= 0.8)', value: (during / baseline).toFixed(2) },
       { name: 'rows the job purged meanwhile', value: `${purged} in ${purgeSeconds.toFixed(1)} s (${(purged / purgeSeconds).toFixed(0)} rows/s)` },
+      { name: 'WAL per row purged (per position stored alone)', value: `${(purgeWal / Math.max(1, purged)).toFixed(0)} B (${walPerPosition.toFixed(0)} B)` },
     ];
   } finally {
     for (const { database, bench } of [small, large]) {
