@@ -50,8 +50,10 @@ export class RetentionRepository {
    * alone; undefined when it has none.
    */
   async idSpan(table: RetentionTable, deviceId: number, cutoff: number): Promise<IdSpan | undefined> {
+    // id + 0: min(id) and max(id) alone would let PostgreSQL walk the primary key from either end
+    // through every other device's rows; this reads the device's own index entries.
     const result = await sql<{ low: number | string | null; high: number | string | null }>`
-      select min(id) as low, max(id) as high from ${sql.table(table)}
+      select min(id + 0) as low, max(id + 0) as high from ${sql.table(table)}
       where device_id = ${deviceId} and ${sql.ref(TIME_COLUMN[table])} < ${cutoff}`.execute(this.db);
     const row = result.rows[0];
     return row?.low === null || row?.low === undefined ? undefined : { low: Number(row.low), high: Number(row.high) };
@@ -75,10 +77,14 @@ export class RetentionRepository {
     return Number(result.numAffectedRows ?? 0n);
   }
 
-  /** device_id among these: one parameter whatever their number (an array on PostgreSQL, a JSON array on SQLite). */
+  /**
+   * device_id among these: one parameter whatever their number (an array on PostgreSQL, a JSON array
+   * on SQLite). On SQLite `+device_id` keeps the device index out, which it would otherwise take for
+   * the short list it guesses, reading every device's old rows for each window instead of the window.
+   */
   private oneOf(deviceIds: readonly number[]) {
     return this.engine === 'postgres'
       ? sql`device_id = any(${[...deviceIds]}::bigint[])`
-      : sql`device_id in (select value from json_each(${JSON.stringify(deviceIds)}))`;
+      : sql`+device_id in (select value from json_each(${JSON.stringify(deviceIds)}))`;
   }
 }
