@@ -258,6 +258,21 @@ describeEachEngine('history retention', (engine) => {
     assert.deepEqual(await timesOf('positions', 25), days.slice(2));
   });
 
+  it('deletes an old fix uploaded late, after its neighbours in time, by the next run at the latest', async () => {
+    // Device 26 (10 days) reported daily for 60 days, then uploaded a fix of 50 days ago it had kept: the newest id.
+    const days = Array.from({ length: 60 }, (_, day) => NOW - (59 - day + 0.5) * DAY);
+    for (const time of days) await store(db, engine.name, [position(26, time)]);
+    await store(db, engine.name, [position(26, NOW - 50 * DAY)]);
+    const kept = days.filter((time) => time >= NOW - 10 * DAY);
+    const first = await job({ policy: policyOf({ 260: 10 }) }).run();
+    // Its id lies past the newest row before the cutoff, so this run's span ends before it.
+    assert.equal(first?.positionsDeleted, 50);
+    assert.deepEqual(await timesOf('positions', 26), [NOW - 50 * DAY, ...kept]);
+    const second = await job({ policy: policyOf({ 260: 10 }) }).run();
+    assert.equal(second?.positionsDeleted, 1);
+    assert.deepEqual(await timesOf('positions', 26), kept);
+  });
+
   it('runs on its schedule: first a minute after the start, then every interval, until stopped', async () => {
     await store(db, engine.name, [position(13, NOW - 100 * DAY), position(13, NOW - 99 * DAY), position(13, NOW)]);
     const clock = new FakeClock(NOW);

@@ -46,17 +46,22 @@ export class RetentionRepository {
   }
 
   /**
-   * The lowest and highest id among the device's rows older than `cutoff`, read from its time index
-   * alone; undefined when it has none.
+   * The ids of the device's oldest row and of its newest row before `cutoff`: two probes of its time
+   * index, however much history it holds; undefined when it has nothing older. Ids follow arrival,
+   * so the rows past the cutoff lie between them but for late uploads of old fixes, which arrive
+   * after their neighbours in time: such a row falls inside the span of a later run, once the cutoff
+   * has passed a row that arrived after it (or once it is the oldest row itself).
    */
   async idSpan(table: RetentionTable, deviceId: number, cutoff: number): Promise<IdSpan | undefined> {
-    // id + 0: min(id) and max(id) alone would let PostgreSQL walk the primary key from either end
-    // through every other device's rows; this reads the device's own index entries.
+    const time = sql.ref(TIME_COLUMN[table]);
+    const past = sql`from ${sql.table(table)} where device_id = ${deviceId} and ${time} < ${cutoff}`;
     const result = await sql<{ low: number | string | null; high: number | string | null }>`
-      select min(id + 0) as low, max(id + 0) as high from ${sql.table(table)}
-      where device_id = ${deviceId} and ${sql.ref(TIME_COLUMN[table])} < ${cutoff}`.execute(this.db);
+      select (select id ${past} order by ${time}, id limit 1) as low,
+             (select id ${past} order by ${time} desc, id desc limit 1) as high`.execute(this.db);
     const row = result.rows[0];
-    return row?.low === null || row?.low === undefined ? undefined : { low: Number(row.low), high: Number(row.high) };
+    if (row?.low === null || row?.low === undefined || row.high === null) return undefined;
+    const [low, high] = [Number(row.low), Number(row.high)];
+    return { low: Math.min(low, high), high: Math.max(low, high) };
   }
 
   /**
