@@ -66,10 +66,9 @@ export class RetentionRepository {
 
   /**
    * Deletes the rows of these devices older than `cutoff` whose ids lie in [from, to), never a
-   * device's latest position; answers how many went. Ids follow arrival, and arrival time is what
-   * places a row in the table's pages, so a window of ids is a run of neighbouring pages: the
-   * statement rewrites few pages (each written to the WAL whole after a checkpoint) for the rows it
-   * deletes, where one device's rows lie one a page across thousands.
+   * device's latest position (a latest position that moves meanwhile is seen by the statement or
+   * not yet visible to it); answers how many went. Ids follow arrival, and arrival places a row in
+   * the table's pages, so a window of ids is a run of neighbouring pages, emptied together.
    */
   async deleteWindow(table: RetentionTable, deviceIds: readonly number[], cutoff: number, from: number, to: number): Promise<number> {
     const latest =
