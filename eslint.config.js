@@ -1,6 +1,8 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+const WORDS_IN_I18N = 'Words on screen come from t in web/src/i18n.ts.';
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'data/', 'coverage/', 'web/dist/', 'web/test-output/'] },
   js.configs.recommended,
@@ -28,12 +30,12 @@ export default tseslint.config(
     rules: {
       'no-restricted-syntax': [
         'error',
-        { selector: 'JSXText[value=/\\p{L}/u]', message: 'Words on screen come from t in web/src/i18n.ts.' },
-        { selector: ':matches(JSXElement, JSXFragment) > JSXExpressionContainer > Literal[value=/\\p{L}/u]', message: 'Words on screen come from t in web/src/i18n.ts.' },
-        { selector: ':matches(JSXElement, JSXFragment) > JSXExpressionContainer > TemplateLiteral > TemplateElement[value.raw=/\\p{L}/u]', message: 'Words on screen come from t in web/src/i18n.ts.' },
+        { selector: 'JSXText[value=/\\p{L}/u]', message: WORDS_IN_I18N },
+        { selector: ':matches(JSXElement, JSXFragment) > JSXExpressionContainer > Literal[value=/\\p{L}/u]', message: WORDS_IN_I18N },
+        { selector: ':matches(JSXElement, JSXFragment) > JSXExpressionContainer > TemplateLiteral > TemplateElement[value.raw=/\\p{L}/u]', message: WORDS_IN_I18N },
         {
           selector: 'JSXAttribute[name.name=/^(aria-label|aria-description|aria-placeholder|aria-roledescription|aria-valuetext|title|placeholder|alt|label|hint)$/] > Literal[value=/\\p{L}/u]',
-          message: 'Words on screen come from t in web/src/i18n.ts.',
+          message: WORDS_IN_I18N,
         },
       ],
     },

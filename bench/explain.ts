@@ -18,8 +18,9 @@ import type { FleetHistory } from './scale-data.ts';
  * `node bench/explain.ts`: the PostgreSQL plans of the reads that must stay fast as history grows,
  * and of the retention job's statements, written to docs/sql/explain-*.txt and committed, so a
  * change of plan shows in review. The SQL is what the repositories send (captured from Kysely, which
- * runs it once), run again under EXPLAIN ANALYZE without costs or timings, on a fleet of 1 000 devices reporting every two hours from March to June 2026 in monthly
- * partitions. Needs BENCH_DATABASE_URL (or TEST_DATABASE_URL): a server where a database may be created.
+ * runs it once), run again under EXPLAIN ANALYZE without costs or timings, on a fleet of 1 000
+ * devices reporting every two hours from March to June 2026 in monthly partitions. Needs
+ * BENCH_DATABASE_URL (or TEST_DATABASE_URL): a server where a database may be created.
  */
 export const EXPLAIN_FLEET: FleetHistory = {
   devices: 1000,
