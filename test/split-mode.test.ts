@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { request } from 'undici';
@@ -9,6 +9,7 @@ import { createSharedDatabase, testEngines } from './support/engines.ts';
 import type { SharedTestDatabase } from './support/engines.ts';
 import { eventually } from './support/eventually.ts';
 import { parseMail } from './services/auth/support/mailbox.ts';
+import { outboxMails } from './support/outbox.ts';
 import { freePort } from './support/ports.ts';
 import { startProcess } from './support/processes.ts';
 import type { RunningProcess } from './support/processes.ts';
@@ -169,8 +170,8 @@ for (const engine of testEngines()) {
       const registered = await call(`${gateway.url}/api/auth/register`, { method: 'POST', body: { ...user, name: 'Expiring', termsPrivacyAccepted: true } });
       assert.equal(registered.status, 201, JSON.stringify(registered.body));
       const outbox = path.join(database!.dataDir, 'outbox');
-      const mailTo = () => readdirSync(outbox).map((file) => readFileSync(path.join(outbox, file), 'utf8')).find((raw) => raw.includes(user.email));
-      await eventually(() => existsSync(outbox) && mailTo() !== undefined, 'the verification mail in the outbox');
+      const mailTo = () => outboxMails(outbox).map((file) => readFileSync(file, 'utf8')).find((raw) => raw.includes(user.email));
+      await eventually(() => mailTo() !== undefined, 'the verification mail in the outbox');
       const token = /verify-email\?token=([\w-]+)/.exec(parseMail(mailTo() as string).text)?.[1];
       assert.equal((await call(`${gateway.url}/api/auth/verify`, { method: 'POST', body: { token } })).status, 200);
       const signedIn = await call(`${gateway.url}/api/auth/login`, { method: 'POST', body: user });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -7,6 +7,7 @@ import { loadConfig } from '../../src/config.ts';
 import { createServer } from '../../src/server.ts';
 import { PASSWORD } from '../services/auth/support/auth.ts';
 import { eventually } from '../support/eventually.ts';
+import { outboxMails } from '../support/outbox.ts';
 import { NO_DEVICE_LISTENERS, NO_METRICS } from '../support/server.ts';
 
 const mode = (file: string) => statSync(file).mode & 0o777;
@@ -39,7 +40,7 @@ describe('DATA_DIR on disk', () => {
       const email = `user-${Date.now()}@example.com`;
       const registered = await server.app.inject({ method: 'POST', url: '/api/auth/register', payload: { email, password: PASSWORD, name: 'x', termsPrivacyAccepted: true } });
       assert.equal(registered.statusCode, 201, registered.body);
-      const mails = () => (existsSync(path.join(dataDir, 'outbox')) ? readdirSync(path.join(dataDir, 'outbox')) : []);
+      const mails = () => outboxMails(path.join(dataDir, 'outbox'));
       const before = mails().length;
       await eventually(() => mails().length > before, 'a mail in the outbox');
       check();
@@ -53,7 +54,7 @@ describe('DATA_DIR on disk', () => {
       assert.equal(mode(dataDir), 0o700);
       assert.equal(mode(path.join(dataDir, 'outbox')), 0o700);
       for (const file of SECRET_FILES) assert.equal(mode(path.join(dataDir, file)), 0o600, file);
-      for (const mail of readdirSync(path.join(dataDir, 'outbox'))) assert.equal(mode(path.join(dataDir, 'outbox', mail)), 0o600, mail);
+      for (const mail of outboxMails(path.join(dataDir, 'outbox'))) assert.equal(mode(mail), 0o600, mail);
     });
   });
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -8,6 +8,7 @@ import pino from 'pino';
 import { createMailer } from '../../../src/platform/mail.ts';
 import { verificationMail } from '../../../src/services/auth/mail/templates.ts';
 import { describeEachEngine } from '../../support/engines.ts';
+import { outboxMails } from '../../support/outbox.ts';
 import { startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
 import { PASSWORD, postJson } from './support/auth.ts';
@@ -26,12 +27,8 @@ function capturingLogger(level: 'info' | 'debug') {
 
 async function waitForFiles(dir: string, count: number): Promise<string[]> {
   for (let i = 0; i < 100; i++) {
-    try {
-      const files = readdirSync(dir).filter((file) => file.endsWith('.eml'));
-      if (files.length >= count) return files.map((file) => path.join(dir, file));
-    } catch {
-      // not created yet
-    }
+    const files = outboxMails(dir);
+    if (files.length >= count) return files;
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   throw new Error(`no ${count} .eml files in ${dir}`);
