@@ -14,12 +14,31 @@ import { BENCH_ADMIN, benchServerEnv } from './server.ts';
  * against one started from BENCH_BASELINE_TREE, a checkout of that commit with its own node_modules
  * (`git worktree add --detach ../baseline <commit> && (cd ../baseline && npm ci)`), both on SQLite.
  * Throughput swings with whatever else the machine runs; the server's CPU time per position swings
- * far less, so both are reported, each as candidate / baseline.
+ * less, and least at a steady rate (see PACED_RATE), so all three are reported, each as
+ * candidate / baseline.
  */
 const DEVICES = Number(process.env.BENCH_DEVICES ?? 1000);
 const ROUNDS = Number(process.env.BENCH_REGRESSION_ROUNDS ?? 4);
 const RUN_SECONDS = Number(process.env.BENCH_REGRESSION_SECONDS ?? 5);
 const PROTOCOLS: SimulatedProtocol[] = ['teltonika', 'osmand'];
+/**
+ * Positions per device per second of the paced runs: a rate both servers keep up with, so both write
+ * batches of the same size and the CPU per position compares the work alone. At saturation it also
+ * follows the batch size, which follows the throughput.
+ */
+const PACED_RATE = Number(process.env.BENCH_REGRESSION_PACED_RATE ?? 3);
+
+interface Load {
+  label: string;
+  protocol: SimulatedProtocol;
+  /** Positions per device per second; 0: each device sends again as soon as it has its ACK. */
+  rate: number;
+}
+
+const LOADS: Load[] = PROTOCOLS.flatMap((protocol) => [
+  { label: protocol, protocol, rate: 0 },
+  { label: `${protocol} at ${PACED_RATE * DEVICES}/s`, protocol, rate: PACED_RATE },
+]);
 /** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in hundredths of a second. */
 const TICK_MS = 10;
 
@@ -27,7 +46,8 @@ interface Side {
   name: 'baseline' | 'candidate';
   server: RunningProcess;
   ports: Record<string, number>;
-  runs: Record<string, { perSecond: number; cpuMicrosPerPosition: number }[]>;
+  /** By load label. */
+  runs: Map<string, { perSecond: number; cpuMicrosPerPosition: number }[]>;
 }
 
 /** User plus system CPU time of a process so far, in ms, from /proc/<pid>/stat. */
@@ -44,19 +64,19 @@ async function startSide(name: Side['name'], dir: string, script: string | undef
     { script, timeoutMs: 60_000 },
   );
   await registerDevices({ url: server.url, ...BENCH_ADMIN, protocol: 'teltonika', uniqueIds: simulatedIds('861000000000000', DEVICES), speedKmh: 50, stopSeconds: 60 });
-  return { name, server, ports, runs: { teltonika: [], osmand: [] } };
+  return { name, server, ports, runs: new Map(LOADS.map((load) => [load.label, []])) };
 }
 
-async function runOnce(side: Side, protocol: SimulatedProtocol): Promise<void> {
+async function runOnce(side: Side, { label, protocol, rate }: Load): Promise<void> {
   const pid = side.server.child.pid as number;
   const cpuBefore = cpuMs(pid);
   const started = performance.now();
-  const stats = await simulateLoad(protocol, side.ports[protocol] as number, simulatedIds('861000000000000', DEVICES), 0, RUN_SECONDS);
+  const stats = await simulateLoad(protocol, side.ports[protocol] as number, simulatedIds('861000000000000', DEVICES), rate, RUN_SECONDS);
   const seconds = (performance.now() - started) / 1000;
   // Work an acknowledgement does not wait for (live publishing, device fields) still counts.
   await new Promise((resolve) => setTimeout(resolve, 300));
   const cpu = cpuMs(pid) - cpuBefore;
-  side.runs[protocol]?.push({ perSecond: stats.acknowledged / seconds, cpuMicrosPerPosition: (cpu * 1000) / Math.max(1, stats.acknowledged) });
+  side.runs.get(label)?.push({ perSecond: stats.acknowledged / seconds, cpuMicrosPerPosition: (cpu * 1000) / Math.max(1, stats.acknowledged) });
 }
 
 export async function benchRegression(): Promise<Figure[]> {
@@ -70,16 +90,16 @@ export async function benchRegression(): Promise<Figure[]> {
     for (let round = 0; round < ROUNDS; round++) {
       // Alternate who goes first, so that a drift in the machine's load favours neither.
       const order = round % 2 === 0 ? sides : [...sides].reverse();
-      for (const protocol of PROTOCOLS) for (const side of order) await runOnce(side, protocol);
+      for (const load of LOADS) for (const side of order) await runOnce(side, load);
     }
     const [baseline, candidate] = sides as [Side, Side];
-    return PROTOCOLS.flatMap((protocol) => {
-      const best = (side: Side) => Math.max(...(side.runs[protocol] ?? []).map((run) => run.perSecond));
-      const cpu = (side: Side) => percentile((side.runs[protocol] ?? []).map((run) => run.cpuMicrosPerPosition), 0.5);
-      return [
-        { name: `${protocol}: best positions/s, baseline / candidate`, value: `${best(baseline).toFixed(0)} / ${best(candidate).toFixed(0)} (ratio ${(best(candidate) / best(baseline)).toFixed(2)})` },
-        { name: `${protocol}: server CPU µs per position (median), baseline / candidate`, value: `${cpu(baseline).toFixed(0)} / ${cpu(candidate).toFixed(0)} (ratio ${(cpu(candidate) / cpu(baseline)).toFixed(2)})` },
-      ];
+    return LOADS.flatMap(({ label, rate }) => {
+      const runs = (side: Side) => side.runs.get(label) ?? [];
+      const best = (side: Side) => Math.max(...runs(side).map((run) => run.perSecond));
+      const cpu = (side: Side) => percentile(runs(side).map((run) => run.cpuMicrosPerPosition), 0.5);
+      const cpuFigure = { name: `${label}: server CPU µs per position (median), baseline / candidate`, value: `${cpu(baseline).toFixed(0)} / ${cpu(candidate).toFixed(0)} (ratio ${(cpu(candidate) / cpu(baseline)).toFixed(2)})` };
+      if (rate > 0) return [cpuFigure];
+      return [{ name: `${label}: best positions/s, baseline / candidate`, value: `${best(baseline).toFixed(0)} / ${best(candidate).toFixed(0)} (ratio ${(best(candidate) / best(baseline)).toFixed(2)})` }, cpuFigure];
     });
   } finally {
     await Promise.all(sides.map((side) => side.server.stop()));

@@ -80,7 +80,10 @@ try {
   const wanted = process.argv.slice(2).map((name) => name.toLowerCase());
   for (const [title, run] of sections.filter(([title]) => wanted.length === 0 || wanted.includes(title.toLowerCase()))) {
     console.log(`\n${title}`);
-    for (const figure of await run()) console.log(`  ${figure.name.padEnd(56)} ${figure.value}`);
+    const figures = await run();
+    // One column of values per section, as wide as its longest name.
+    const width = Math.max(...figures.map((figure) => figure.name.length));
+    for (const figure of figures) console.log(`  ${figure.name.padEnd(width)}  ${figure.value}`);
   }
 } finally {
   await Promise.all(processes.map((running) => running.stop()));
