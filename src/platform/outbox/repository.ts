@@ -1,5 +1,6 @@
 import type { Generated, Kysely } from 'kysely';
-import type { Database, Engine } from '../db/database.ts';
+import type { Database } from '../db/database.ts';
+import { TableAccess } from '../db/table-access.ts';
 
 export interface OutboxTables {
   outbox: {
@@ -23,13 +24,9 @@ export interface OutboxRow {
   attempts: number;
 }
 
-export class OutboxRepository {
-  private readonly db: Kysely<OutboxTables>;
-  private readonly engine: Engine;
-
+export class OutboxRepository extends TableAccess<OutboxTables> {
   constructor(database: Database) {
-    this.db = database.db as Kysely<OutboxTables>;
-    this.engine = database.engine;
+    super(database.db as Kysely<OutboxTables>, database.engine);
   }
 
   /** One row per consuming module, written by the caller's transaction. */

@@ -1,5 +1,5 @@
-import type { Insertable, Kysely, Selectable, Transaction, Updateable } from 'kysely';
-import type { Engine } from '../../platform/db/database.ts';
+import type { Insertable, Selectable, Transaction, Updateable } from 'kysely';
+import { TableAccess } from '../../platform/db/table-access.ts';
 import type { FactRecorder } from '../../platform/outbox/outbox.ts';
 import type { BillingProvider } from './providers/index.ts';
 import type { BillingPlanOverridesTable, BillingTables, BillingWebhookEventsTable, SubscriptionsTable } from './tables.ts';
@@ -29,15 +29,7 @@ export interface WebhookEventOutcome {
  * The billing tables. Writes that must hold together run through `transaction`, whose repository
  * takes row locks on PostgreSQL (SQLite serialises every transaction on its one connection).
  */
-export class BillingRepository {
-  private readonly db: Kysely<BillingTables>;
-  private readonly engine: Engine;
-
-  constructor(db: Kysely<BillingTables>, engine: Engine) {
-    this.db = db;
-    this.engine = engine;
-  }
-
+export class BillingRepository extends TableAccess<BillingTables> {
   transaction<T>(work: (repository: BillingRepository) => Promise<T>): Promise<T> {
     return this.db.transaction().execute((trx: Transaction<BillingTables>) => work(new BillingRepository(trx, this.engine)));
   }

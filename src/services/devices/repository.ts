@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
-import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
-import type { Engine } from '../../platform/db/database.ts';
+import type { Insertable, Selectable, Updateable } from 'kysely';
+import { TableAccess } from '../../platform/db/table-access.ts';
 import type { FactRecorder } from '../../platform/outbox/outbox.ts';
 import type { DeviceInvitationsTable, DeviceSharesTable, DevicesTable, DevicesTables } from './tables.ts';
 
@@ -58,14 +58,7 @@ const STATUS_UPDATE = sql`
   returning devices.id`;
 
 /** Devices and their shares. */
-export class DeviceRepository {
-  private readonly db: Kysely<DevicesTables>;
-  private readonly engine: Engine;
-  constructor(db: Kysely<DevicesTables>, engine: Engine) {
-    this.db = db;
-    this.engine = engine;
-  }
-
+export class DeviceRepository extends TableAccess<DevicesTables> {
   private withToken() {
     return this.db
       .selectFrom('devices')

@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Engine } from '../../platform/db/database.ts';
+import { TableAccess } from '../../platform/db/table-access.ts';
 import { ClaimTokenRepository } from './claim-tokens/repository.ts';
 import { AppError } from './errors.ts';
 import { DeviceRepository } from './repository.ts';
@@ -12,15 +13,12 @@ export interface DeviceRepositories {
 }
 
 /** The module's repositories, outside or inside one transaction. */
-export class DevicesStore implements DeviceRepositories {
+export class DevicesStore extends TableAccess<DevicesTables> implements DeviceRepositories {
   readonly devices: DeviceRepository;
   readonly tokens: ClaimTokenRepository;
-  private readonly db: Kysely<DevicesTables>;
-  private readonly engine: Engine;
 
   constructor(db: Kysely<DevicesTables>, engine: Engine) {
-    this.db = db;
-    this.engine = engine;
+    super(db, engine);
     this.devices = new DeviceRepository(db, engine);
     this.tokens = new ClaimTokenRepository(db);
   }

@@ -1,5 +1,6 @@
 import type { Insertable, Kysely, Selectable } from 'kysely';
-import type { Database, Engine } from '../../platform/db/database.ts';
+import type { Database } from '../../platform/db/database.ts';
+import { TableAccess } from '../../platform/db/table-access.ts';
 import type { NotificationsTables } from './tables.ts';
 
 export type RuleRow = Selectable<NotificationsTables['notification_rules']>;
@@ -23,13 +24,9 @@ export interface RuleFields {
 const ID_CHUNK = 1000;
 
 /** Rules, push targets and deliveries: the only code that touches the module's tables. */
-export class NotificationsRepository {
-  private readonly db: Kysely<NotificationsTables>;
-  private readonly engine: Engine;
-
+export class NotificationsRepository extends TableAccess<NotificationsTables> {
   constructor(database: Database) {
-    this.db = database.db as Kysely<NotificationsTables>;
-    this.engine = database.engine;
+    super(database.db as Kysely<NotificationsTables>, database.engine);
   }
 
   // Rules

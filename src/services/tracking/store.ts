@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Engine } from '../../platform/db/database.ts';
+import { TableAccess } from '../../platform/db/table-access.ts';
 import { EventRepository } from './events/repository.ts';
 import { GeofenceRepository } from './geofences/repository.ts';
 import { PositionRepository } from './positions/repository.ts';
@@ -12,16 +13,13 @@ export interface TrackingRepositories {
 }
 
 /** The module's repositories, outside or inside one transaction. */
-export class TrackingStore implements TrackingRepositories {
+export class TrackingStore extends TableAccess<TrackingTables> implements TrackingRepositories {
   readonly positions: PositionRepository;
   readonly events: EventRepository;
   readonly geofences: GeofenceRepository;
-  private readonly db: Kysely<TrackingTables>;
-  private readonly engine: Engine;
 
   constructor(db: Kysely<TrackingTables>, engine: Engine) {
-    this.db = db;
-    this.engine = engine;
+    super(db, engine);
     this.positions = new PositionRepository(db, engine);
     this.events = new EventRepository(db);
     this.geofences = new GeofenceRepository(db);

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
-import type { Insertable, Kysely, Selectable } from 'kysely';
-import type { Engine } from '../../../platform/db/database.ts';
+import type { Insertable, Selectable } from 'kysely';
+import { TableAccess } from '../../../platform/db/table-access.ts';
 import { chunksOf } from '../chunks.ts';
 import type { PositionsTable, TrackingTables } from '../tables.ts';
 
@@ -31,15 +31,7 @@ const SQLITE_INSERT_CHUNK = 2_000;
 // Id lists go into IN (...) in chunks well below either engine's parameter limit.
 const ID_CHUNK = 10_000;
 
-export class PositionRepository {
-  private readonly db: Kysely<TrackingTables>;
-  private readonly engine: Engine;
-
-  constructor(db: Kysely<TrackingTables>, engine: Engine) {
-    this.db = db;
-    this.engine = engine;
-  }
-
+export class PositionRepository extends TableAccess<TrackingTables> {
   /**
    * Inserts the rows in one statement on PostgreSQL (UNNEST of one array per column) or in
    * multi-row chunks on SQLite; call it inside a transaction. Ids come back in input order: one

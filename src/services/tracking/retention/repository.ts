@@ -1,6 +1,5 @@
 import { sql } from 'kysely';
-import type { Kysely } from 'kysely';
-import type { Engine } from '../../../platform/db/database.ts';
+import { TableAccess } from '../../../platform/db/table-access.ts';
 import type { TrackingTables } from '../tables.ts';
 
 export type RetentionTable = 'positions' | 'events';
@@ -14,15 +13,7 @@ export interface IdSpan {
 const TIME_COLUMN: Record<RetentionTable, string> = { positions: 'fix_time', events: 'event_time' };
 
 /** The retention job's reads and chunked deletes, the same on both engines. */
-export class RetentionRepository {
-  private readonly db: Kysely<TrackingTables>;
-  private readonly engine: Engine;
-
-  constructor(db: Kysely<TrackingTables>, engine: Engine) {
-    this.db = db;
-    this.engine = engine;
-  }
-
+export class RetentionRepository extends TableAccess<TrackingTables> {
   /**
    * The first `limit` device ids above `after` that have positions or events, ascending: per table a
    * skip scan of its time index (one probe per device, in one statement), the two lists merged.
