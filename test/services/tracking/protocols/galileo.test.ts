@@ -5,7 +5,7 @@ import { crc16Modbus } from '../../../../src/services/tracking/protocols/checksu
 import { galileoHead, galileoRecord } from '../../../../src/services/tracking/protocols/encoders.ts';
 import { galileoCommands, galileoProtocol } from '../../../../src/services/tracking/protocols/galileo.ts';
 import { ProtocolError } from '../../../../src/services/tracking/protocols/types.ts';
-import { NOW, assertCoordinates, assertSameFramesHoweverChunked, decodeOne, decodeStream, hex } from './protocol-test-helpers.ts';
+import { NOW, assertCoordinates, assertSameFramesHoweverChunked, decodeOne, decodeStream, hex, assertFix } from './protocol-test-helpers.ts';
 
 // Packets published in Traccar's GalileoProtocolDecoderTest.
 const RECORDS = '011801018202130338363833343530333230343234323604640010a406207caa9f5b300c830a7901ca0ec802330000000034b802350540003e41703f422b1043234504004600e09000000000a000a100a200a300a400a500a600a700a800a900aa00ab00ac00ad00ae00af00b00000b10000b20000b30000b40000b50000b60000b70000b80000b90000c000000000c100000000c200000000c300000000c400c500c600c700c800c900ca00cb00cc00cd00ce00cf00d000d100d200d4d3140000d60000d70000d80000d90000da0000db00000000dc00000000dd00000000de00000000df00000000f000000000f100000000f200000000f300000000f400000000f500000000f600000000f700000000f800000000f9000000008960';
@@ -21,9 +21,7 @@ describe('galileo', () => {
     const message = decodeOne(galileoProtocol, frame);
     assert.deepEqual(message.ack, Buffer.from([0x02, frame[frame.length - 2]!, frame[frame.length - 1]!]));
     const position = message.positions[0]!;
-    assert.equal(position.fixTime.toISOString(), '2018-09-17T13:22:04.000Z');
-    assert.equal(position.valid, true);
-    assertCoordinates(position, 24.709763, 46.665418);
+    assertFix(position, '2018-09-17T13:22:04.000Z', true, 24.709763, 46.665418);
     assert.deepEqual([position.altitude, position.attributes['versionHw'], position.attributes['index'], position.attributes['hdop']], [696, 130, 1700, 0.5]);
   });
 

@@ -5,7 +5,7 @@ import { gl200Heartbeat, gl200Location } from '../../../../src/services/tracking
 import { gl200Commands, gl200Protocol } from '../../../../src/services/tracking/protocols/gl200.ts';
 import type { CommandType } from '../../../../src/services/tracking/protocols/command-types.ts';
 import { ProtocolError } from '../../../../src/services/tracking/protocols/types.ts';
-import { NOW, assertCoordinates, assertSameFramesHoweverChunked, decodeOne, decodeStream, hex, onlyPositionOf } from './protocol-test-helpers.ts';
+import { NOW, assertCoordinates, assertSameFramesHoweverChunked, decodeOne, decodeStream, hex, onlyPositionOf, textDecoders } from './protocol-test-helpers.ts';
 
 // Frames published in Traccar's Gl200TextProtocolDecoderTest and Gl200FrameDecoderTest.
 const FRI_TWO = '+RESP:GTFRI,020102,135790246811220,,0,0,2,1,4.3,92,70.0,121.354335,31.222073,20090214013254,0460,0000,18d8,6141,00,0,4.3,92,70.0,121.354335,31.222073,20090101000000,0460,0000,18d8,6141,00,,20090214093254,11F0$';
@@ -19,8 +19,7 @@ const HBD = '+ACK:GTHBD,1A0401,135790246811220,,20100214093254,11F0$';
 const RTO = '+ACK:GTRTO,1A0800,860599000773978,GL300,VER,FFFF,20161006053520,0C19$';
 const BINARY_EVT = '2b4556540c00fc1fbf005c4501010108563254030003430564312a41090100000000003f007dff75a11a025c6a7807e1070a14041202680003189c1ac500000000000000000000000000000000000007e1070b041134054e5c6e0d0a';
 
-const decodeText = (text: string) => decodeOne(gl200Protocol, Buffer.from(text, 'latin1'));
-const onlyPosition = (text: string) => onlyPositionOf(gl200Protocol, Buffer.from(text, 'latin1'));
+const { decodeText, onlyPosition } = textDecoders(gl200Protocol);
 
 describe('gl200 reports', () => {
   it('turns each fix of a GTFRI report into a position, attributes on the last, speed from km/h', () => {

@@ -3,9 +3,8 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { gps103Heartbeat, gps103Location, gps103Login } from '../../../../src/services/tracking/protocols/encoders.ts';
 import { gps103Commands, gps103Protocol } from '../../../../src/services/tracking/protocols/gps103.ts';
-import type { DecodedMessage } from '../../../../src/services/tracking/protocols/types.ts';
 import { ProtocolError } from '../../../../src/services/tracking/protocols/types.ts';
-import { NOW, decodeOne, onlyPositionOf, assertCoordinates, assertSameFramesHoweverChunked, decodeStream } from './protocol-test-helpers.ts';
+import { NOW, assertCoordinates, assertSameFramesHoweverChunked, decodeStream, assertFix, textDecoders } from './protocol-test-helpers.ts';
 
 // Sentences published in Traccar's Gps103ProtocolDecoderTest.
 const TRACKER_WITH_OFFSET = 'imei:359710049092324,tracker,151027025958,,F,235957.000,A,2429.5156,N,04424.5828,E,0.01,27.91,,0,0,,,;';
@@ -21,8 +20,7 @@ const ALTERNATIVE = 'imei:861359038609986,Equipo 1,---,------,----,214734,241018
 const PREFIXED = '359769031878322imei:359769031878322,tracker,1602160718,2,F,221811.000,A,1655.2193,S,14546.6722,E,0.00,,;';
 const PHOTO_CHUNK = 'imei:864180034124375,vr,0c00fa011ea05a03d726977103ad0034c98ef49e;';
 
-const decodeText = (sentence: string): DecodedMessage => decodeOne(gps103Protocol, Buffer.from(sentence, 'latin1'));
-const onlyPosition = (sentence: string) => onlyPositionOf(gps103Protocol, Buffer.from(sentence, 'latin1'));
+const { decodeText, onlyPosition } = textDecoders(gps103Protocol);
 
 describe('gps103 reports', () => {
   it('takes the date from the local stamp and the offset from the UTC fix time, as Traccar does', () => {
@@ -30,9 +28,7 @@ describe('gps103 reports', () => {
     assert.equal(message.uniqueId, '359710049092324');
     assert.equal(message.ack, undefined, 'reports are not answered');
     const position = message.positions[0]!;
-    assert.equal(position.fixTime.toISOString(), '2015-10-26T23:59:57.000Z');
-    assert.equal(position.valid, true);
-    assertCoordinates(position, 24.49193, 44.40971);
+    assertFix(position, '2015-10-26T23:59:57.000Z', true, 24.49193, 44.40971);
     assert.deepEqual([position.speed, position.course], [0.01, 27.91]);
     assert.deepEqual(position.attributes, { ignition: false, door: false });
     const other = onlyPosition(TRACKER);

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { h02Protocol } from '../../../../src/services/tracking/protocols/h02.ts';
 import type { ConnectionState, DecodedMessage } from '../../../../src/services/tracking/protocols/types.ts';
 import { ProtocolError } from '../../../../src/services/tracking/protocols/types.ts';
-import { NOW, assertCoordinates, assertSameFramesHoweverChunked, decodeStream, hex } from './protocol-test-helpers.ts';
+import { NOW, assertCoordinates, assertSameFramesHoweverChunked, decodeStream, hex, assertFix } from './protocol-test-helpers.ts';
 
 // Messages published in Traccar's H02ProtocolDecoderTest and H02FrameDecoderTest.
 const V1_WEST = '*HQ,4210051415,V1,164549,A,0956.3869,N,08406.7068,W,000.00,000,221215,FFFFFBFF,712,01,0,0,6#';
@@ -47,9 +47,7 @@ describe('h02 text locations', () => {
     const message = decodeText(V1_WEST);
     assert.equal(message.uniqueId, '4210051415');
     const position = message.positions[0]!;
-    assert.equal(position.fixTime.toISOString(), '2015-12-22T16:45:49.000Z');
-    assert.equal(position.valid, true);
-    assertCoordinates(position, 9.93978, -84.11178);
+    assertFix(position, '2015-12-22T16:45:49.000Z', true, 9.93978, -84.11178);
     assert.equal(position.speed, 0);
     assert.deepEqual(position.attributes, {
       ignition: false, status: 0xfffffbff, io1: '712', io2: '01', io3: '0', io4: '0', io5: '6',
@@ -59,9 +57,7 @@ describe('h02 text locations', () => {
 
   it('treats an empty validity as an invalid fix', () => {
     const position = onlyPosition(V1_NO_VALIDITY);
-    assert.equal(position.fixTime.toISOString(), '2015-10-03T05:04:18.000Z');
-    assert.equal(position.valid, false);
-    assertCoordinates(position, 28.46021, 77.06414);
+    assertFix(position, '2015-10-03T05:04:18.000Z', false, 28.46021, 77.06414);
   });
 
   it('reads the coordinate variants: dashed, degrees-less and packed minutes', () => {
@@ -172,9 +168,7 @@ describe('h02 binary frames', () => {
     const message = h02Protocol.decode(hex(BINARY_SHORT), {}, NOW);
     assert.equal(message.uniqueId, '4106011660');
     const position = message.positions[0]!;
-    assert.equal(position.fixTime.toISOString(), '2016-11-13T12:45:43.000Z');
-    assert.equal(position.valid, true);
-    assertCoordinates(position, 50.58855, 4.53035);
+    assertFix(position, '2016-11-13T12:45:43.000Z', true, 50.58855, 4.53035);
     assert.deepEqual(position.attributes, { batteryLevel: 100, ignition: false, status: 0xfffffbff });
     assert.equal(message.ack, undefined);
   });
@@ -190,9 +184,7 @@ describe('h02 binary frames', () => {
     const message = h02Protocol.decode(hex(BINARY_LONG_ID), {}, NOW);
     assert.equal(message.uniqueId, '352483084193293');
     const position = message.positions[0]!;
-    assert.equal(position.fixTime.toISOString(), '2017-08-18T10:47:59.000Z');
-    assert.equal(position.valid, true);
-    assertCoordinates(position, 26.45560, 74.68716);
+    assertFix(position, '2017-08-18T10:47:59.000Z', true, 26.45560, 74.68716);
     assert.deepEqual(position.attributes, { ignition: true, status: 0xfeffffff });
   });
 

@@ -5,7 +5,7 @@ import { jt808Auth, jt808Location, jt808LocationBatch, jt808Register } from '../
 import { jt808Commands, jt808Protocol, jt808TerminalResponse } from '../../../../src/services/tracking/protocols/jt808.ts';
 import type { DecodedMessage } from '../../../../src/services/tracking/protocols/types.ts';
 import { ProtocolError } from '../../../../src/services/tracking/protocols/types.ts';
-import { NOW, decodeOne, onlyPositionOf, assertCoordinates, assertSameFramesHoweverChunked, decodeStream, hex } from './protocol-test-helpers.ts';
+import { NOW, decodeOne, onlyPositionOf, assertCoordinates, assertSameFramesHoweverChunked, decodeStream, hex, assertFix } from './protocol-test-helpers.ts';
 
 // Frames published in Traccar's Jt808ProtocolDecoderTest (captured from devices).
 const REGISTER = '7e0100002d0141305678720024002c012f373031313142534a2d41362d424400000000000000000000003035363738373201d4c14238383838386d7e';
@@ -70,9 +70,7 @@ describe('jt808 locations', () => {
     const message = decodeHex(LOCATION);
     assert.equal(message.checksumMismatch, true, 'this capture has a wrong checksum, accepted and flagged');
     const position = message.positions[0]!;
-    assert.equal(position.fixTime.toISOString(), '2014-07-23T09:20:15.000Z');
-    assert.equal(position.valid, true);
-    assertCoordinates(position, 22.51488, 113.916508);
+    assertFix(position, '2014-07-23T09:20:15.000Z', true, 22.51488, 113.916508);
     assert.equal(position.altitude, 71);
     assert.deepEqual(position.attributes, { ignition: true, blocked: false, charge: false, odometer: 0, rssi: 22, sat: 11 });
     assert.deepEqual(message.ack, hex('7e8001000501351122112200000007020000b57e'));
@@ -132,9 +130,7 @@ describe('jt808 locations', () => {
   it('decodes 0x0900 transparent data: an OBD record with its location, a driver card, both answered 0x8001', () => {
     const obd = decodeHex(TRANSPARENT_OBD);
     const position = obd.positions[0]!;
-    assert.equal(position.fixTime.toISOString(), '2022-04-27T22:10:09.000Z');
-    assert.equal(position.valid, true);
-    assertCoordinates(position, 23.111772, 114.409784);
+    assertFix(position, '2022-04-27T22:10:09.000Z', true, 23.111772, 114.409784);
     assert.deepEqual([position.attributes['rpm'], position.attributes['coolantTemp'], position.attributes['power']], [952, 67, 12.73]);
     assert.equal(obd.ack!.readUInt16BE(1), 0x8001);
     assert.deepEqual(decodeHex(TRANSPARENT_DRIVER).statuses, [{ deviceTime: null, attributes: { driverUniqueId: '10218094' } }]);

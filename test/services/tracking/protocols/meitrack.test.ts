@@ -5,7 +5,7 @@ import { meitrackLocation } from '../../../../src/services/tracking/protocols/en
 import { meitrackCommands, meitrackProtocol } from '../../../../src/services/tracking/protocols/meitrack.ts';
 import type { DecodedMessage } from '../../../../src/services/tracking/protocols/types.ts';
 import { ProtocolError } from '../../../../src/services/tracking/protocols/types.ts';
-import { NOW, decodeOne, onlyPositionOf, assertCoordinates, assertSameFramesHoweverChunked, decodeStream, hex } from './protocol-test-helpers.ts';
+import { NOW, decodeOne, onlyPositionOf, assertCoordinates, assertSameFramesHoweverChunked, decodeStream, hex, assertFix } from './protocol-test-helpers.ts';
 
 // Frames published in Traccar's MeitrackProtocolDecoderTest (a few with a length field the capture got wrong are
 // decoded without the framer, as Traccar's test does).
@@ -27,9 +27,7 @@ describe('meitrack text reports', () => {
     assert.equal(message.uniqueId, '013777001293701');
     assert.equal(message.ack, undefined);
     const position = message.positions[0]!;
-    assert.equal(position.fixTime.toISOString(), '2014-05-21T09:53:14.000Z');
-    assert.equal(position.valid, true);
-    assertCoordinates(position, -7.26676, 112.74355);
+    assertFix(position, '2014-05-21T09:53:14.000Z', true, -7.26676, 112.74355);
     assert.deepEqual([position.speed, position.course, position.altitude], [0, 275, 45]);
     assert.deepEqual(position.attributes, {
       event: 35, sat: 3, hdop: 2.7, odometer: 1984, runtime: '8059', input: 0, output: 0, adc1: 0, adc2: 0, adc3: 0, battery: 0x914 / 100, power: 0x2 / 100,
@@ -62,9 +60,7 @@ describe('meitrack binary batches', () => {
   it('decodes CCC records (seconds since 2000, little-endian) and answers with the count', () => {
     const message = decodeFrame(hex(CCC));
     const position = message.positions[0]!;
-    assert.equal(position.fixTime.toISOString(), '2014-05-24T04:59:49.000Z');
-    assert.equal(position.valid, false);
-    assertCoordinates(position, -7.2665, 112.74365);
+    assertFix(position, '2014-05-24T04:59:49.000Z', false, -7.2665, 112.74365);
     assert.deepEqual(message.ack, Buffer.from('@@X27,369800014090021,CCC,1*5F\r\n'.replace('5F', checksumOf('@@X27,369800014090021,CCC,1*'))));
   });
 

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { OSMAND_LIMITS, decodeOsmAnd } from '../../../../src/services/tracking/protocols/osmand.ts';
 import type { OsmAndRequest } from '../../../../src/services/tracking/protocols/osmand.ts';
 import { ProtocolError } from '../../../../src/services/tracking/protocols/types.ts';
-import { NOW, assertCoordinates, assertWellFormed, roundTo } from './protocol-test-helpers.ts';
+import { NOW, assertWellFormed, roundTo, assertFix } from './protocol-test-helpers.ts';
 
 function query(url: string): Record<string, string> {
   return Object.fromEntries(new URL(url, 'http://localhost').searchParams);
@@ -175,9 +175,7 @@ describe('osmand Traccar Client JSON', () => {
     const message = decodeOsmAnd({ query: {}, contentType: 'application/json', body: TRACCAR_CLIENT_JSON }, NOW);
     assert.equal(message.uniqueId, '8737767034');
     const position = message.positions[0]!;
-    assert.equal(position.fixTime.toISOString(), '2021-07-21T08:06:34.444Z');
-    assert.equal(position.valid, true);
-    assertCoordinates(position, -6.11481, 106.6837);
+    assertFix(position, '2021-07-21T08:06:34.444Z', true, -6.11481, 106.6837);
     assert.equal(roundTo(position.speed, 5), 36.29158);
     assert.equal(position.course, 63);
     assert.equal(position.accuracy, 3.8);

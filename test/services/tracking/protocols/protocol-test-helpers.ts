@@ -85,6 +85,15 @@ export function assertCoordinates(
   assert.ok(Math.abs(position.longitude - longitude) <= 1e-5, `longitude ${position.longitude} != ${longitude}`);
 }
 
+/** A fix's time (ISO 8601), validity and coordinates (see assertCoordinates), as Traccar's tests check them. */
+export function assertFix(
+  position: { fixTime: Date; valid: boolean; latitude: number; longitude: number }, time: string, valid: boolean, latitude: number, longitude: number,
+): void {
+  assert.equal(position.fixTime.toISOString(), time);
+  assert.equal(position.valid, valid);
+  assertCoordinates(position, latitude, longitude);
+}
+
 /** The one whole frame `bytes` holds, decoded. */
 export function decodeOne(protocol: TcpProtocol, bytes: Buffer, state: ConnectionState = {}): DecodedMessage {
   const { frames, consumed } = protocol.splitFrames(bytes, state);
@@ -97,4 +106,12 @@ export function onlyPositionOf(protocol: TcpProtocol, bytes: Buffer) {
   const message = decodeOne(protocol, bytes);
   assert.equal(message.positions.length, 1, 'one position');
   return message.positions[0]!;
+}
+
+/** decodeOne and onlyPositionOf for a protocol whose frames are text, taken as Latin-1 like the wire bytes. */
+export function textDecoders(protocol: TcpProtocol) {
+  return {
+    decodeText: (text: string): DecodedMessage => decodeOne(protocol, Buffer.from(text, 'latin1')),
+    onlyPosition: (text: string) => onlyPositionOf(protocol, Buffer.from(text, 'latin1')),
+  };
 }

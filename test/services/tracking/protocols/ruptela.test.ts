@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { ruptelaIdentification, ruptelaRecords } from '../../../../src/services/tracking/protocols/encoders.ts';
 import { ruptelaCommands, ruptelaProtocol } from '../../../../src/services/tracking/protocols/ruptela.ts';
 import { ProtocolError } from '../../../../src/services/tracking/protocols/types.ts';
-import { NOW, assertCoordinates, assertSameFramesHoweverChunked, decodeOne, decodeStream, hex } from './protocol-test-helpers.ts';
+import { NOW, assertCoordinates, assertSameFramesHoweverChunked, decodeOne, decodeStream, hex, assertFix } from './protocol-test-helpers.ts';
 
 // Frames published in Traccar's RuptelaProtocolDecoderTest.
 const EXTENDED = '01460003115c885fa8c6440003674f43df002000fb7291ce13fc9230040e400618003d0500080f00ce0001990100823d008600008700008800000201000300000400019500019601001b1e00ad0000b03d01a201070083000000890000008b00030016009d0017009f001d33d6001e1038020041000a6b3f00960000ebf201002201d042f31d000030674f43df002100fb7291ce13fc9230040e400618003d0500080803a000005f3c00607600613c00622000630400650000670009023000000399003d039c0009039806c6005e1b180064004600660000006b066a0282000901039a00005a67030068555531444a46303000693537303637383230006a3500000000000000674f43df002200fb7291ce13fc9230040e400618003d0500080302d2ff047cff047eff04019700f60198000302d3ffff03b6000002028500005a6702f2000068a800092b';
@@ -22,9 +22,7 @@ describe('ruptela', () => {
     assert.equal(message.uniqueId, '013227001564487');
     assert.deepEqual(message.ack, hex('0002640113bc'));
     const position = message.positions[0]!;
-    assert.equal(position.fixTime.toISOString(), '2014-01-19T05:04:02.000Z');
-    assert.equal(position.valid, true);
-    assertCoordinates(position, 44.972635, 41.074973);
+    assertFix(position, '2014-01-19T05:04:02.000Z', true, 44.972635, 41.074973);
     assert.deepEqual([position.altitude, position.course, position.attributes['sat'], position.attributes['hdop'], position.attributes['event']], [217.2, 11, 10, 0.9, 7]);
     const records = decodeHex(RECORDS).positions[0]!;
     assert.equal(records.fixTime.toISOString(), '2021-06-18T21:03:45.000Z');

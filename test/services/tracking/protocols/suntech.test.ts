@@ -3,9 +3,8 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { suntechLocation } from '../../../../src/services/tracking/protocols/encoders.ts';
 import { suntechCommands, suntechProtocol } from '../../../../src/services/tracking/protocols/suntech.ts';
-import type { DecodedMessage } from '../../../../src/services/tracking/protocols/types.ts';
 import { ProtocolError } from '../../../../src/services/tracking/protocols/types.ts';
-import { NOW, decodeOne, onlyPositionOf, assertCoordinates, assertSameFramesHoweverChunked, decodeStream, hex } from './protocol-test-helpers.ts';
+import { NOW, assertCoordinates, assertSameFramesHoweverChunked, decodeStream, hex, assertFix, textDecoders } from './protocol-test-helpers.ts';
 
 // Reports published in Traccar's SuntechProtocolDecoderTest (its default settings: no HBM, no ADC/RPM/temperature).
 const SA200 = 'SA200STT;317652;042;20120718;15:37:12;16d41;-15.618755;-056.083241;000.024;000.00;8;1;41548;12.17;100000;2;1979\r';
@@ -20,8 +19,7 @@ const UNIVERSAL_ALT = 'ALT;0950030205;3FFFFF;95;1.0.11;0;20221017;21:41:30;02F2F
 const RESULT = 'RES;4309999001;04;02;TEST\r';
 const ZIP = '02003210511340877028813f180c170016041051290c0635652d793653000038001a30e601665e560000000100750002712704000103';
 
-const decodeText = (report: string): DecodedMessage => decodeOne(suntechProtocol, Buffer.from(report, 'latin1'));
-const onlyPosition = (report: string) => onlyPositionOf(suntechProtocol, Buffer.from(report, 'latin1'));
+const { decodeText, onlyPosition } = textDecoders(suntechProtocol);
 
 describe('suntech text reports', () => {
   it('decodes SA200/ST300/ST500/ST600 STT: UTC time, coordinates, km/h, I/O, odometer, power; no answer', () => {
@@ -29,9 +27,7 @@ describe('suntech text reports', () => {
     assert.equal(message.uniqueId, '317652');
     assert.equal(message.ack, undefined);
     const position = message.positions[0]!;
-    assert.equal(position.fixTime.toISOString(), '2012-07-18T15:37:12.000Z');
-    assert.equal(position.valid, true);
-    assertCoordinates(position, -15.618755, -56.083241);
+    assertFix(position, '2012-07-18T15:37:12.000Z', true, -15.618755, -56.083241);
     assert.ok(Math.abs(position.speed - 0.024 / 1.852) < 1e-9);
     assert.deepEqual(position.attributes, {
       type: 'STT', versionFw: '042', sat: 8, odometer: 41548, power: 12.17, ignition: true, in1: false, in2: false, in3: false,

@@ -5,7 +5,7 @@ import { crc16Ibm } from '../../../../src/services/tracking/protocols/checksum.t
 import { teltonikaProtocol } from '../../../../src/services/tracking/protocols/teltonika.ts';
 import type { ConnectionState } from '../../../../src/services/tracking/protocols/types.ts';
 import { ProtocolError } from '../../../../src/services/tracking/protocols/types.ts';
-import { NOW, assertCoordinates, assertSameFramesHoweverChunked, decodeStream, hex, roundTo } from './protocol-test-helpers.ts';
+import { NOW, assertCoordinates, assertSameFramesHoweverChunked, decodeStream, hex, roundTo, assertFix } from './protocol-test-helpers.ts';
 
 // Examples from Teltonika's Codec documentation and from Traccar's TeltonikaProtocolDecoderTest.
 const HANDSHAKE = '000F313233343536373839303132333435';
@@ -104,9 +104,7 @@ describe('teltonika AVL data', () => {
 
   it('decodes a Codec 8 record with the mapped IO elements', () => {
     const position = decode(CODEC_8).positions[0]!;
-    assert.equal(position.fixTime.toISOString(), '2019-01-04T12:27:19.000Z');
-    assert.equal(position.valid, true);
-    assertCoordinates(position, 48.15231, 16.37452);
+    assertFix(position, '2019-01-04T12:27:19.000Z', true, 48.15231, 16.37452);
     assert.equal(position.altitude, 190);
     assert.equal(position.course, 198);
     assert.equal(roundTo(position.speed, 5), 44.81641);

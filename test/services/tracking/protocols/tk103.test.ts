@@ -3,9 +3,8 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { tk103Location, tk103Login } from '../../../../src/services/tracking/protocols/encoders.ts';
 import { tk103Commands, tk103Protocol } from '../../../../src/services/tracking/protocols/tk103.ts';
-import type { DecodedMessage } from '../../../../src/services/tracking/protocols/types.ts';
 import { ProtocolError } from '../../../../src/services/tracking/protocols/types.ts';
-import { NOW, decodeOne, onlyPositionOf, assertCoordinates, assertSameFramesHoweverChunked, decodeStream } from './protocol-test-helpers.ts';
+import { NOW, assertCoordinates, assertSameFramesHoweverChunked, decodeStream, assertFix, textDecoders } from './protocol-test-helpers.ts';
 
 // Frames published in Traccar's Tk103ProtocolDecoderTest.
 const BR00 = '(088047365460BR00151024A2555.3531S02855.3329E004.7055148276.1701000000L00009AA3)';
@@ -24,8 +23,7 @@ const CELLS = '(027046434858BZ00,{460,0,20949,58711}\n{460,0,20494,54003}\n,0100
 const BMS_PAIRS = '(007030201454BS5190:02150000753001DC,91:0EE8060EDC0A01DC,92:42014201DC0A01DC,93:00010127000037C8,94:0E01000002000000,95:020EE10EE20EE800030EE40EE00EE700040EDD0EE40EE400050EDC0EDF0EE400,96:0142000000000000,97:0000000000000000,98:0000000000000000)';
 const BMS_BLOCK = '(352602014867BS500064FF0EF10FF10FF00FF20FF30FF20FF20FF40FF20FF40FF40FF20FF30FF20F0000000000000000000000000000000000000000000000001663000000010004000000000000000002444444420000000000A00FA000000000000000200000000315E2000000)';
 
-const decodeText = (sentence: string): DecodedMessage => decodeOne(tk103Protocol, Buffer.from(sentence, 'latin1'));
-const onlyPosition = (sentence: string) => onlyPositionOf(tk103Protocol, Buffer.from(sentence, 'latin1'));
+const { decodeText, onlyPosition } = textDecoders(tk103Protocol);
 
 describe('tk103 locations', () => {
   it('decodes the compact BR00 report: yymmdd, km/h to knots, course, I/O, fuel and odometer in hex', () => {
@@ -33,9 +31,7 @@ describe('tk103 locations', () => {
     assert.equal(message.uniqueId, '088047365460');
     assert.equal(message.ack, undefined);
     const position = message.positions[0]!;
-    assert.equal(position.fixTime.toISOString(), '2015-10-24T05:51:48.000Z');
-    assert.equal(position.valid, true);
-    assertCoordinates(position, -25.92255, 28.92222);
+    assertFix(position, '2015-10-24T05:51:48.000Z', true, -25.92255, 28.92222);
     assert.ok(Math.abs(position.speed - 4.7 / 1.852) < 1e-9);
     assert.equal(position.course, 276.17);
     assert.deepEqual(position.attributes, { charge: true, ignition: true, in2: 0, panic: 0, out2: 0, fuel: 0, odometer: 0x9aa3 });

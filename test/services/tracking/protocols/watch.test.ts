@@ -5,7 +5,7 @@ import { watchLink, watchLocation } from '../../../../src/services/tracking/prot
 import type { ConnectionState, DecodedMessage } from '../../../../src/services/tracking/protocols/types.ts';
 import { ProtocolError } from '../../../../src/services/tracking/protocols/types.ts';
 import { watchCommands, watchProtocol } from '../../../../src/services/tracking/protocols/watch.ts';
-import { NOW, decodeOne, assertCoordinates, assertSameFramesHoweverChunked, decodeStream } from './protocol-test-helpers.ts';
+import { NOW, decodeOne, assertCoordinates, assertSameFramesHoweverChunked, decodeStream, assertFix } from './protocol-test-helpers.ts';
 
 // Frames published in Traccar's WatchProtocolDecoderTest.
 const UD = '[3G*4700222306*0077*UD,120316,140444,A,48.779045,N,9.1574736,E,0.57,12.8,0.0,4,100,85,0,0,00000000,1,0,262,2,,,,,,,,,]';
@@ -32,9 +32,7 @@ describe('watch', () => {
     assert.equal(message.uniqueId, '4700222306');
     assert.equal(message.ack, undefined);
     const position = message.positions[0]!;
-    assert.equal(position.fixTime.toISOString(), '2016-03-12T14:04:44.000Z');
-    assert.equal(position.valid, true);
-    assertCoordinates(position, 48.779045, 9.1574736);
+    assertFix(position, '2016-03-12T14:04:44.000Z', true, 48.779045, 9.1574736);
     assert.ok(Math.abs(position.speed - 0.57 / 1.852) < 1e-9);
     assert.deepEqual([position.course, position.attributes['sat'], position.attributes['rssi'], position.attributes['batteryLevel'], position.attributes['steps']], [12.8, 4, 100, 85, 0]);
     const west = decodeFrame(UD_WEST).positions[0]!;
