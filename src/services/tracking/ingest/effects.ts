@@ -96,7 +96,9 @@ export class DeviceEffects {
    * Never rejects.
    */
   writeDeviceFields(changes: DeviceStatusChange[]): Promise<void> {
-    if (changes.length === 0) return Promise.resolve();
+    // Nothing of its own, but an earlier write may carry fields a caller waits for (the status
+    // writer can take a batch's fields before the batch is written): it is waited for too.
+    if (changes.length === 0) return this.#deviceWrites;
     const written = this.#deviceWrites.then(async () => {
       try {
         await this.#options.devices.updateStatuses(changes);

@@ -25,7 +25,7 @@ function deviceRecord(id: number): DeviceRecord {
 
 /**
  * A pipeline over storage and a devices module held in memory, on a fake clock. Position writes
- * can be held (`holdWrites`) to act while one is in flight.
+ * and device field writes can be held (`holdWrites`, `holdStatusWrites`) to act while one is in flight.
  */
 function fakePipeline(deviceIds: number[]) {
   const clock = new FakeClock();
@@ -35,6 +35,7 @@ function fakePipeline(deviceIds: number[]) {
   const statusWrites: DeviceStatusChange[][] = [];
   const live: LivePosition[] = [];
   let held: (() => void)[] | undefined;
+  let heldStatuses: (() => void)[] | undefined;
   const bus = new EventBus(pino({ level: 'silent' }));
   bus.on('tracking.positions.stored', ({ positions: stored }) => {
     live.push(...stored);
@@ -64,9 +65,10 @@ function fakePipeline(deviceIds: number[]) {
     devices: {
       findByUniqueId: (uniqueId) => Promise.resolve([...records.values()].find((record) => record.uniqueId === uniqueId)),
       getDevices: (ids) => Promise.resolve(ids.flatMap((id) => records.get(id) ?? [])),
-      updateStatuses(batch) {
+      async updateStatuses(batch) {
+        if (heldStatuses) await new Promise<void>((resolve) => heldStatuses?.push(resolve));
         statusWrites.push(batch.map((change) => ({ ...change })));
-        return Promise.resolve(batch.map((change) => change.deviceId));
+        return batch.map((change) => change.deviceId);
       },
     },
     geofences: new GeofenceLimits({ containing: () => Promise.resolve([]), load: () => Promise.resolve([]) }),
@@ -97,6 +99,13 @@ function fakePipeline(deviceIds: number[]) {
     releaseWrites: () => {
       for (const resolve of held ?? []) resolve();
       held = undefined;
+    },
+    holdStatusWrites: () => {
+      heldStatuses = [];
+    },
+    releaseStatusWrites: () => {
+      for (const resolve of heldStatuses ?? []) resolve();
+      heldStatuses = undefined;
     },
     /** Lets the work under way go on: writes and effects rounds start on later turns of the event loop. */
     turn: async () => {
@@ -184,5 +193,32 @@ describe('ingestion pipeline over fake storage', () => {
     await fake.turn();
     assert.deepEqual(fake.statusWrites.slice(before + 1), [[{ deviceId: 2, status: 'offline' }, { deviceId: 3, status: 'offline' }]], 'one write, both');
     assert.deepEqual(fake.events.filter((event) => event.type === 'deviceOffline').map((event) => event.deviceId), [1, 2, 3]);
+  });
+
+  it('a message with nothing to store, whose fields the status writer took while it waited, is acknowledged only once they are written', async () => {
+    const fake = fakePipeline([1, 2]);
+    const [device, other] = [await fake.connect(1), await fake.connect(2)];
+    await fake.pipeline.settled();
+    fake.clock.advance(WRITE_INTERVAL_MS);
+    fake.holdWrites();
+    let acknowledged = false;
+    const accepted = fake.pipeline.accept(device, 'ruptela', { positions: [], statuses: [] }, new Date(fake.clock.now())).then(() => {
+      acknowledged = true;
+    });
+    await fake.turn();
+    // Another device goes offline meanwhile: the status writer runs at once and takes device 1's fields with it.
+    fake.holdStatusWrites();
+    fake.pipeline.disconnected(other);
+    await fake.turn();
+    fake.releaseWrites();
+    await fake.turn();
+    assert.equal(acknowledged, false, 'not acknowledged while its status is still being written');
+    fake.releaseStatusWrites();
+    await accepted;
+    assert.deepEqual(
+      fake.statusWrites.flat().filter((change) => change.deviceId === 1),
+      [{ deviceId: 1, status: 'online', lastUpdate: fake.clock.now() }],
+      'its fields went once, with the status writer',
+    );
   });
 });
