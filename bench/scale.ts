@@ -25,11 +25,11 @@ import type { FleetHistory } from './scale-data.ts';
  * databases holding SMALL and LARGE positions of the same fleet (1 000 devices reporting every 15
  * minutes until now, so the larger table is a longer history in more monthly partitions, as it is
  * in use), measured in turn ROUNDS times so the machine's noise falls on both, best median kept.
- * Loaded server-side with INSERT … SELECT over generate_series (as fast as COPY, with no driver
- * beyond pg). Then ingestion into the larger one (PositionService.storeRows, 1 000-row batches, as
- * the pipeline writes) alone, while the retention job deletes the oldest month in chunks (the
- * case partitions cannot help: some owner keeps more, so no partition is past every cutoff),
- * alternately, PURGE_ROUNDS times.
+ * Loaded server-side with INSERT … SELECT over generate_series (no COPY driver beyond pg, no rows
+ * written out as text first; docs/tracking.md compares it with COPY). Then ingestion into the
+ * larger one (PositionService.storeRows, 1 000-row batches, as the pipeline writes) alone, while
+ * the retention job deletes the oldest month in chunks (the case partitions cannot help: some owner
+ * keeps more, so no partition is past every cutoff), alternately, PURGE_ROUNDS times.
  */
 const SMALL = Number(process.env.BENCH_SCALE_SMALL ?? 1_000_000);
 const LARGE = Number(process.env.BENCH_SCALE_LARGE ?? 20_000_000);
