@@ -11,6 +11,7 @@ import { benchIngestion } from './ingestion.ts';
 import { benchPlans } from './plans.ts';
 import { benchRegression } from './regression.ts';
 import { benchNotifications } from './notifications.ts';
+import { benchOutbox } from './outbox.ts';
 import { comparePair, measureThroughput } from './measure.ts';
 import { benchScale } from './scale.ts';
 import type { Figure, Throughput } from './measure.ts';
@@ -75,6 +76,7 @@ try {
     ['Web', () => benchWeb()],
     ['Decode-new', async () => benchDecodeNewProtocols()],
     ['Notifications', () => benchNotifications()],
+    ['Outbox', () => benchOutbox()],
   ];
   // `npm run bench -- gateway ingestion` runs only the named sections.
   const wanted = process.argv.slice(2).map((name) => name.toLowerCase());

@@ -85,6 +85,23 @@ describeEachEngine('outbox', (engine) => {
     assert.deepEqual(handled, [1, 2]);
   });
 
+  it('deletes the facts of a claim whose handlers succeeded together once the claim is through; a failed one stays for its retry', async () => {
+    const consumer = outbox({ pollMs: 60_000, firstRetryMs: 60_000 });
+    const devicesRowsDuringLast: number[] = [];
+    consumer.consume('devices', 'auth.user.deleted', async ({ userId }) => {
+      if (userId === 2) throw new Error('refused');
+      if (userId === 3) devicesRowsDuringLast.push((await pending()).filter((row) => row.consumer === 'devices').length);
+    });
+    consumer.consume('tracking', 'auth.user.deleted', () => undefined);
+    for (const userId of [1, 2, 3]) await consumer.record(testDatabase.database.db, 'auth.user.deleted', { userId });
+    await consumer.drainNow();
+    assert.deepEqual(devicesRowsDuringLast, [3], 'the first fact, handled earlier in the same claim, is deleted with the others, not alone');
+    assert.deepEqual(
+      (await pending()).map((row) => [row.consumer, row.attempts, row.last_error]),
+      [['devices', 1, 'refused']],
+    );
+  });
+
   it('retries a throwing handler with backoff, delaying only that module', async () => {
     const consumer = outbox({ firstRetryMs: 20 });
     let healthy = false;

@@ -35,10 +35,10 @@ const MAX_RETRY_MS = 60_000;
 /**
  * Facts that other modules must act on (DESIGN §1): recorded in the same transaction as the change,
  * one row per consuming module, and handed to that module's handler by whichever instance claims
- * the row first. A row is deleted only after its handler succeeded, so a crash or a failing handler
- * delays the effect, never loses it; handlers are idempotent because a crash after the effect and
- * before the delete runs them again. A failing handler is retried with backoff and delays only its
- * own rows.
+ * the row first. A row is deleted only after its handler succeeded, together with the other rows of
+ * its claim that succeeded (one statement, one commit), so a crash or a failing handler delays the
+ * effect, never loses it; handlers are idempotent because a crash after the effect and before the
+ * delete runs them again. A failing handler is retried with backoff and delays only its own rows.
  */
 export class Outbox implements FactRecorder {
   private readonly repository: OutboxRepository;
@@ -141,21 +141,25 @@ export class Outbox implements FactRecorder {
     do {
       this.again = false;
       const claimed = await this.repository.claim(modules, Date.now(), this.leaseMs, BATCH);
-      for (const row of claimed) await this.handle(row);
+      const handled: number[] = [];
+      for (const row of claimed) if (await this.handle(row)) handled.push(row.id);
+      await this.repository.complete(handled);
       if (claimed.length === BATCH) this.again = true;
     } while (this.again && !this.stopped);
   }
 
-  private async handle(row: OutboxRow): Promise<void> {
+  /** Runs the row's handler; true when it succeeded, else the row waits for its retry. */
+  private async handle(row: OutboxRow): Promise<boolean> {
     const handler = this.handlers.get(key(row.consumer, row.topic));
     try {
       if (!handler) throw new Error(`no handler of ${row.topic} in ${row.consumer}`);
       await handler(JSON.parse(row.payload));
-      await this.repository.complete(row.id);
+      return true;
     } catch (error) {
       const delay = Math.min(MAX_RETRY_MS, this.firstRetryMs * 2 ** Math.min(row.attempts - 1, 16));
       this.log.error({ err: error, consumer: row.consumer, topic: row.topic, attempts: row.attempts }, 'outbox: handler failed; retrying');
       await this.repository.retryLater(row.id, Date.now() + delay, String((error as Error)?.message ?? error).slice(0, 500));
+      return false;
     }
   }
 }

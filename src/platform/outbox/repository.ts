@@ -60,8 +60,9 @@ export class OutboxRepository extends TableAccess<OutboxTables> {
     return rows.sort((a, b) => a.id - b.id);
   }
 
-  async complete(id: number): Promise<void> {
-    await this.db.deleteFrom('outbox').where('id', '=', id).execute();
+  /** Deletes the rows whose handlers succeeded. */
+  async complete(ids: readonly number[]): Promise<void> {
+    if (ids.length > 0) await this.db.deleteFrom('outbox').where('id', 'in', ids).execute();
   }
 
   async retryLater(id: number, at: number, error: string): Promise<void> {
