@@ -8,7 +8,7 @@ import { createGoogleNotificationParser } from '../../../../src/services/billing
 import type { GoogleNotificationParser } from '../../../../src/services/billing/providers/google.ts';
 import { WebhookError } from '../../../../src/services/billing/providers/types.ts';
 import type { SubscriptionStatus } from '../../../../src/services/billing/providers/types.ts';
-import { rsaSigningKey } from '../support/providers.ts';
+import { pushEnvelope, rsaSigningKey } from '../support/providers.ts';
 
 const AUDIENCE = 'https://api.trackstack.test/billing/google/push';
 const SERVICE_ACCOUNT = 'play-rtdn-push@trackstack-test.iam.gserviceaccount.com';
@@ -77,18 +77,9 @@ async function bearer(spec: TokenSpec = {}): Promise<string> {
   return `Bearer ${token}`;
 }
 
-function pushBody(developerNotification: unknown, messageId = '136969346945'): Record<string, unknown> {
-  return {
-    message: {
-      attributes: {},
-      data: Buffer.from(JSON.stringify(developerNotification)).toString('base64'),
-      messageId,
-      message_id: messageId,
-      publishTime: '2026-01-01T00:00:00.123Z',
-    },
-    subscription: 'projects/trackstack-test/subscriptions/play-rtdn',
-  };
-}
+const MESSAGE_ID = '136969346945';
+
+const pushBody = (developerNotification: unknown) => pushEnvelope(developerNotification, MESSAGE_ID);
 
 function subscriptionNotification(notificationType: number, fields: Record<string, unknown> = {}): Record<string, unknown> {
   return {
@@ -133,7 +124,7 @@ describe('Google Play real-time developer notifications over Pub/Sub push', () =
       const notification = await newParser().parse(await bearer(), pushBody(subscriptionNotification(4)));
       assert.deepEqual(notification, {
         provider: 'google',
-        idempotencyKey: '136969346945',
+        idempotencyKey: MESSAGE_ID,
         eventTime: new Date(EVENT_TIME_MS),
         providerSubscriptionId: PURCHASE_TOKEN,
         user: {},
@@ -201,7 +192,7 @@ describe('Google Play real-time developer notifications over Pub/Sub push', () =
 
     it('tolerates small clock skew', async () => {
       const notification = await newParser().parse(await bearer({ issuedAtMs: clockMs + 10_000 }), body);
-      assert.equal(notification.idempotencyKey, '136969346945');
+      assert.equal(notification.idempotencyKey, MESSAGE_ID);
     });
 
     it('rejects a token for another audience', async () => {
