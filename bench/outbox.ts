@@ -90,6 +90,7 @@ export async function benchOutbox(): Promise<Figure[]> {
     const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
     const figures = await benchEngine('sqlite', dir, undefined);
     if (adminUrl) figures.push(...(await benchEngine('postgres', dir, adminUrl)));
+    else figures.push({ name: 'PostgreSQL', value: 'skipped: set BENCH_DATABASE_URL (or TEST_DATABASE_URL) to a server where a database may be created' });
     return figures;
   } finally {
     rmSync(dir, { recursive: true, force: true });
