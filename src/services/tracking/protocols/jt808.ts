@@ -630,12 +630,11 @@ function decodeTransparent(reader: ByteReader, end: number): DecodedPosition | D
   if (subtype === 0x01) {
     for (let count = reader.u8(); count > 0; count--) {
       const id = reader.u16();
-      const length = reader.u8();
-      const itemEnd = reader.offset + length;
+      // Taken whole first, so that an item whose length runs past the message is refused before it is read.
+      const value = reader.bytes(reader.u8());
       const item = OBD_ITEMS[id];
-      if (item) attributes[item[0]] = item[1](new ByteReader(reader.buffer, reader.offset, itemEnd));
-      else if (length === 1 || length === 2 || length === 4) attributes[`io${id}`] = reader.buffer.readUIntBE(reader.offset, length);
-      reader.skip(length);
+      if (item) attributes[item[0]] = item[1](new ByteReader(value));
+      else if (value.length === 1 || value.length === 2 || value.length === 4) attributes[`io${id}`] = value.readUIntBE(0, value.length);
     }
   } else if (subtype === 0x02) {
     const codes: string[] = [];

@@ -136,6 +136,12 @@ describe('jt808 locations', () => {
     assert.deepEqual(decodeHex(TRANSPARENT_DRIVER).statuses, [{ deviceTime: null, attributes: { driverUniqueId: '10218094' } }]);
   });
 
+  it('refuses a transparent OBD record whose last item is cut short by the end of the frame', () => {
+    // Found by the mutation fuzz below: item 0x0036 claims two bytes and the frame ends after one.
+    const cut = '7e0900005a4e5de66fba2200c4f02204280610090002010d052b0150052c0400129009052d016b052e014f05300231ba0535020000003602037e';
+    assert.deepEqual(decodeStream(jt808Protocol, Buffer.from(cut, 'hex')), []);
+  });
+
   it('keeps command and text answers as results, and a battery report as a status', () => {
     assert.deepEqual(decodeHex(COMMAND_RESPONSE).statuses, [{ deviceTime: null, attributes: { result: 'MD,SET CONFIG OK!' } }]);
     assert.deepEqual(decodeHex(TEXT_RESPONSE).statuses, [{ deviceTime: null, attributes: { result: 'Set OK!' } }]);
