@@ -15,7 +15,8 @@ import { BENCH_ADMIN, benchServerEnv } from './server.ts';
  * (`git worktree add --detach ../baseline <commit> && (cd ../baseline && npm ci)`), both on SQLite.
  * Throughput swings with whatever else the machine runs; the server's CPU time per position swings
  * less, and least at a steady rate (see PACED_RATE), so all three are reported, each as
- * candidate / baseline.
+ * candidate / baseline. The candidate is this tree, or BENCH_CANDIDATE_TREE (a checkout like the
+ * baseline's) to compare two earlier commits with each other.
  */
 const DEVICES = Number(process.env.BENCH_DEVICES ?? 1000);
 const ROUNDS = Number(process.env.BENCH_REGRESSION_ROUNDS ?? 4);
@@ -86,7 +87,8 @@ export async function benchRegression(): Promise<Figure[]> {
   const sides: Side[] = [];
   try {
     sides.push(await startSide('baseline', dir, path.resolve(tree, 'src/main.ts')));
-    sides.push(await startSide('candidate', dir, undefined));
+    const candidateTree = process.env.BENCH_CANDIDATE_TREE;
+    sides.push(await startSide('candidate', dir, candidateTree ? path.resolve(candidateTree, 'src/main.ts') : undefined));
     for (let round = 0; round < ROUNDS; round++) {
       // Alternate who goes first, so that a drift in the machine's load favours neither.
       const order = round % 2 === 0 ? sides : [...sides].reverse();
