@@ -2,27 +2,11 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { DeviceRecord } from '../../../../src/services/devices/access.ts';
 import { DeviceDirectory } from '../../../../src/services/tracking/ingest/device-directory.ts';
+import { deviceRecord } from '../support/device-record.ts';
 
+/** The device `uniqueId` names, as the devices module hands it over. */
 function record(id: number, uniqueId: string, changes: Partial<DeviceRecord> = {}): DeviceRecord {
-  return {
-    id,
-    name: uniqueId,
-    uniqueId,
-    status: 'offline',
-    lastUpdate: null,
-    positionId: null,
-    phone: null,
-    model: null,
-    contact: null,
-    category: null,
-    disabled: false,
-    expirationTime: null,
-    groupId: null,
-    calendarId: null,
-    attributes: {},
-    ownerId: 1,
-    ...changes,
-  };
+  return deviceRecord(id, { uniqueId, name: uniqueId, ...changes });
 }
 
 /** A directory over a mutable device table, counting lookups, on a clock the test moves. */

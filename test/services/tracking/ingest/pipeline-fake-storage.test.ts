@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import pino from 'pino';
 import { EventBus } from '../../../../src/platform/bus.ts';
-import type { DeviceRecord, DeviceStatusChange } from '../../../../src/services/devices/access.ts';
+import type { DeviceStatusChange } from '../../../../src/services/devices/access.ts';
 import type { NewEvent, NewPosition } from '../../../../src/services/tracking/api.ts';
 import type { LivePosition } from '../../../../src/services/tracking/domain-events.ts';
 import { GeofenceLimits } from '../../../../src/services/tracking/ingest/geofence-limits.ts';
@@ -11,17 +11,11 @@ import { engineSettings } from '../../../../src/services/tracking/ingest/setting
 import { DeviceRefusedError } from '../../../../src/services/tracking/ingest/sink.ts';
 import type { PositionRow } from '../../../../src/services/tracking/positions/repository.ts';
 import type { DecodedMessage } from '../../../../src/services/tracking/protocols/types.ts';
+import { deviceRecord } from '../support/device-record.ts';
 import { FakeClock } from '../support/fake-clock.ts';
 
 const STATUS_TIMEOUT_S = 600;
 const WRITE_INTERVAL_MS = 1_000;
-
-function deviceRecord(id: number): DeviceRecord {
-  return {
-    id, name: `device ${id}`, uniqueId: `fake-${id}`, status: 'offline', lastUpdate: null, positionId: null, phone: null, model: null,
-    contact: null, category: null, disabled: false, expirationTime: null, groupId: null, calendarId: null, attributes: {}, ownerId: 1,
-  };
-}
 
 /**
  * A pipeline over storage and a devices module held in memory, on a fake clock. Position writes
