@@ -1,50 +1,33 @@
 import assert from 'node:assert/strict';
-import { after, before, it } from 'node:test';
+import { after, it } from 'node:test';
 import { request } from 'undici';
 import { loadConfig } from '../../../src/config.ts';
 import { openDatabase } from '../../../src/platform/db/database.ts';
-import { runUserCommand } from '../../../src/services/auth/cli.ts';
-import { createSharedDatabase, describeEachEngine } from '../../support/engines.ts';
-import type { SharedTestDatabase } from '../../support/engines.ts';
+import { describeEachEngine } from '../../support/engines.ts';
 import { eventually } from '../../support/eventually.ts';
+import { createAccountAndSignIn, killableProcesses } from '../../support/killable-processes.ts';
 import { freePort } from '../../support/ports.ts';
-import { callProcess, startProcess } from '../../support/processes.ts';
-import type { RunningProcess } from '../../support/processes.ts';
-import { NO_DEVICE_LISTENERS } from '../../support/server.ts';
+import { callProcess } from '../../support/processes.ts';
 import { WebhookReceiver } from './helpers.ts';
 
 const USER = { email: 'notify-killed@example.com', password: 'Notify-Killed-Password-1' };
 
-
 describeEachEngine('a webhook delivery outlives a SIGKILL mid-send', (engine) => {
-  let shared: SharedTestDatabase;
-  let env: Record<string, string>;
-  let running: RunningProcess | undefined;
   let receiver: WebhookReceiver;
   let osmand: string;
-
-  before(async () => {
-    shared = await createSharedDatabase(engine, 'trackstack-notify-killed-');
+  const processes = killableProcesses(engine, 'trackstack-notify-killed-', async () => {
     receiver = await WebhookReceiver.start();
     const port = await freePort();
     osmand = `http://127.0.0.1:${port}`;
-    env = {
-      DATA_DIR: shared.dataDir,
-      DATABASE_URL: shared.url,
-      RATE_LIMITS: 'off',
+    return {
       NOTIFY_ALLOW_PRIVATE_URLS: 'true',
       // A short lease, so the restarted process takes the killed one's delivery back soon.
       NOTIFY_DELIVERY_LEASE: '1500',
       NOTIFY_SEND_TIMEOUT: '1000',
-      ...NO_DEVICE_LISTENERS,
       OSMAND_PORT: String(port),
     };
   });
-  after(async () => {
-    await running?.stop();
-    await receiver.close();
-    await shared.dispose();
-  });
+  after(() => receiver.close());
 
   async function alarm(name: string): Promise<void> {
     const response = await request(`${osmand}/?id=notify-killed&lat=52.5&lon=13.4&timestamp=${Math.floor(Date.now() / 1000)}&alarm=${name}`);
@@ -53,7 +36,7 @@ describeEachEngine('a webhook delivery outlives a SIGKILL mid-send', (engine) =>
   }
 
   async function stateOf(deliveryId: string): Promise<string | undefined> {
-    const database = openDatabase(loadConfig(env).database);
+    const database = openDatabase(loadConfig(processes.env).database);
     try {
       const row = await database.db.selectFrom('notification_deliveries' as never).select('state' as never).where('delivery_id' as never, '=', deliveryId as never).executeTakeFirst();
       return (row as { state: string } | undefined)?.state;
@@ -63,10 +46,8 @@ describeEachEngine('a webhook delivery outlives a SIGKILL mid-send', (engine) =>
   }
 
   it('is sent again after the restart under the same delivery id, and never again after a 2xx', async () => {
-    running = await startProcess(env);
-    const created = await runUserCommand(loadConfig(env), ['create', '--email', USER.email, '--password', USER.password]);
-    assert.equal(created.exitCode, 0, created.output);
-    const token = (await callProcess(running.url, 'POST', '/api/auth/login', undefined, USER)).body.accessToken as string;
+    const running = await processes.start();
+    const { accessToken: token } = await createAccountAndSignIn(processes.env, running.url, USER);
     const device = await callProcess(running.url, 'POST', '/api/devices/', token, { name: 'Killed', uniqueId: 'notify-killed' });
     assert.equal(device.status, 201, JSON.stringify(device.body));
     const rule = await callProcess(running.url, 'POST', '/api/notifications', token, { type: 'alarm', deviceIds: [device.body.id], channels: ['webhook'], attributes: { webhookUrl: receiver.url } });
@@ -77,21 +58,19 @@ describeEachEngine('a webhook delivery outlives a SIGKILL mid-send', (engine) =>
     receiver.hold = true;
     await alarm('sos');
     await eventually(() => receiver.received.length === 1, 'the first attempt reached the receiver', 20_000);
-    running.child.kill('SIGKILL');
-    await running.stop();
+    await processes.kill();
     receiver.hold = false;
     const first = receiver.received[0]?.deliveryId;
 
-    running = await startProcess(env);
+    await processes.start();
     await eventually(() => receiver.deliveryIds().length === 1, 'sent again after the restart', 30_000);
     assert.deepEqual(receiver.deliveryIds(), [first], 'under the same delivery id');
     assert.ok(receiver.received.every((call) => call.verified));
 
     // Killed after the receiver's 2xx was recorded: a later delivery arrives, the first never again.
     await eventually(async () => (await stateOf(first as string)) === 'sent', 'the success is recorded', 10_000);
-    running.child.kill('SIGKILL');
-    await running.stop();
-    running = await startProcess(env);
+    await processes.kill();
+    await processes.start();
     await alarm('powerCut');
     await eventually(() => receiver.deliveryIds().length === 2, 'the next alarm is delivered', 30_000);
     assert.equal(receiver.deliveryIds().filter((id) => id === first).length, 1, 'the first was sent once after its 2xx');
