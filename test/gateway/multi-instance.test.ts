@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
 import { createServer } from '../../src/server.ts';
 import type { Server } from '../../src/server.ts';
+import { signIn } from '../support/api.ts';
 import { createSharedDatabase, testEngines } from '../support/engines.ts';
 import type { SharedTestDatabase } from '../support/engines.ts';
 import { eventually } from '../support/eventually.ts';
@@ -29,10 +30,7 @@ for (const engine of testEngines()) {
     });
 
     it('a session revoked on one instance is refused by the other', async () => {
-      const user = await first.auth!.api.accounts.create({ email: `multi-${Date.now()}@example.com`, emailVerified: true });
-      const sessionId = await first.auth!.api.sessions.start({ userId: user.id });
-      const token = await first.auth!.api.accessTokens.issue({ userId: user.id, email: user.email, sessionId });
-      const headers = { authorization: `Bearer ${token}` };
+      const { token, sessionId, authorization: headers } = await signIn(first, `multi-${Date.now()}@example.com`);
       // Both instances share DATA_DIR, hence the signing key: a token from one passes on the other.
       assert.ok(await second.auth!.api.verifier.verify(token));
       const before = await second.app.inject({ url: '/api/devices/', headers });
@@ -46,9 +44,7 @@ for (const engine of testEngines()) {
     });
 
     it('a process started after the revocation refuses the token too', async () => {
-      const user = await first.auth!.api.accounts.create({ email: `late-${Date.now()}@example.com`, emailVerified: true });
-      const sessionId = await first.auth!.api.sessions.start({ userId: user.id });
-      const token = await first.auth!.api.accessTokens.issue({ userId: user.id, email: user.email, sessionId });
+      const { token, sessionId } = await signIn(first, `late-${Date.now()}@example.com`);
       await first.auth!.api.sessions.revoke(sessionId);
       const third = await createServer(second.config);
       try {

@@ -5,6 +5,7 @@ import { loadConfig } from '../../../src/config.ts';
 import type { Entitlement } from '../../../src/services/billing/module.ts';
 import { createServer } from '../../../src/server.ts';
 import type { Server } from '../../../src/server.ts';
+import { signIn } from '../../support/api.ts';
 import { createSharedDatabase, testEngines } from '../../support/engines.ts';
 import type { SharedTestDatabase } from '../../support/engines.ts';
 import { eventually } from '../../support/eventually.ts';
@@ -35,11 +36,8 @@ for (const engine of testEngines()) {
     let onB: Entitlement;
 
     async function account(administrator = false): Promise<Account> {
-      const auth = a.auth!;
-      const user = await auth.api.accounts.create({ email: `plans-multi-${randomUUID()}@example.com`, emailVerified: true, administrator });
-      const sessionId = await auth.api.sessions.start({ userId: user.id });
-      const token = await auth.api.accessTokens.issue({ userId: user.id, email: user.email, sessionId });
-      return { userId: user.id, headers: { authorization: `Bearer ${token}` } };
+      const { userId, authorization } = await signIn(a, `plans-multi-${randomUUID()}@example.com`, { administrator });
+      return { userId, headers: authorization };
     }
 
     async function call(server: Server, user: Account, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: object) {

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../../src/config.ts';
 import { createServer } from '../../../src/server.ts';
 import type { Server } from '../../../src/server.ts';
+import { signIn } from '../../support/api.ts';
 import { createSharedDatabase, testEngines } from '../../support/engines.ts';
 import type { SharedTestDatabase } from '../../support/engines.ts';
 import { eventually } from '../../support/eventually.ts';
@@ -33,11 +34,8 @@ for (const engine of testEngines()) {
 
     /** An account made on A; both instances verify its token (one DATA_DIR, one signing key). */
     async function account(email: string, administrator = false): Promise<Account> {
-      const auth = a.auth!;
-      const user = await auth.api.accounts.create({ email, emailVerified: true, administrator });
-      const sessionId = await auth.api.sessions.start({ userId: user.id });
-      const token = await auth.api.accessTokens.issue({ userId: user.id, email: user.email, sessionId });
-      return { userId: user.id, email: user.email, headers: { authorization: `Bearer ${token}` } };
+      const { userId, authorization } = await signIn(a, email, { administrator });
+      return { userId, email: email.toLowerCase(), headers: authorization };
     }
 
     async function call(server: Server, user: Account, method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, payload?: object) {

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../../src/config.ts';
 import { createServer } from '../../../src/server.ts';
 import type { Server } from '../../../src/server.ts';
+import { signIn } from '../../support/api.ts';
 import { createSharedDatabase, testEngines } from '../../support/engines.ts';
 import type { SharedTestDatabase } from '../../support/engines.ts';
 import { eventually } from '../../support/eventually.ts';
@@ -36,11 +37,8 @@ for (const engine of testEngines().filter((candidate) => candidate.name === 'pos
     });
 
     it('sends every delivery exactly once, whichever instance claims it', async () => {
-      const auth = first.auth;
-      assert.ok(auth && first.tracking && first.devices);
-      const user = await auth.api.accounts.create({ email: 'notify-multi@example.com', emailVerified: true });
-      const sessionId = await auth.api.sessions.start({ userId: user.id });
-      const headers = { authorization: `Bearer ${await auth.api.accessTokens.issue({ userId: user.id, email: user.email, sessionId })}` };
+      assert.ok(first.tracking && first.devices);
+      const { authorization: headers } = await signIn(first, 'notify-multi@example.com');
       const devices: number[] = [];
       for (let index = 0; index < 4; index++) {
         const created = await first.app.inject({ method: 'POST', url: '/api/devices/', headers, payload: { name: `Multi ${index}`, uniqueId: `notify-multi-${index}` } });

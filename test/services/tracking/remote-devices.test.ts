@@ -7,6 +7,7 @@ import { createServer } from '../../../src/server.ts';
 import type { Server } from '../../../src/server.ts';
 import { createSharedDatabase, testEngines } from '../../support/engines.ts';
 import type { SharedTestDatabase } from '../../support/engines.ts';
+import { signIn } from '../../support/api.ts';
 import { eventually } from '../../support/eventually.ts';
 import { NO_DEVICE_LISTENERS, NO_METRICS, TEST_INTERNAL_TOKEN } from '../../support/server.ts';
 
@@ -41,13 +42,9 @@ for (const engine of testEngines()) {
       return { status: response.statusCode, body: response.body ? response.json() : undefined };
     };
 
-    async function signIn(email: string): Promise<Caller> {
-      const auth = services.auth;
-      assert.ok(auth);
-      const { id } = await auth.api.accounts.create({ email, emailVerified: true });
-      const sessionId = await auth.api.sessions.start({ userId: id });
-      const token = await auth.api.accessTokens.issue({ userId: id, email, sessionId });
-      return { userId: id, email, headers: { authorization: `Bearer ${token}` } };
+    async function caller(email: string): Promise<Caller> {
+      const { userId, authorization } = await signIn(services, email);
+      return { userId, email, headers: authorization };
     }
 
     before(async () => {
@@ -72,9 +69,9 @@ for (const engine of testEngines()) {
       assert.ok(front.tracking);
       osmand = `http://127.0.0.1:${await front.tracking.ingestion.listen('osmand', 0)}`;
 
-      owner = await signIn('remote-owner@example.com');
-      sharee = await signIn('remote-sharee@example.com');
-      stranger = await signIn('remote-stranger@example.com');
+      owner = await caller('remote-owner@example.com');
+      sharee = await caller('remote-sharee@example.com');
+      stranger = await caller('remote-stranger@example.com');
       const created = await call(owner, 'POST', '/api/devices/', { name: 'Remote tracker', uniqueId: 'remote-0001' });
       assert.equal(created.status, 201, JSON.stringify(created.body));
       deviceId = created.body.id;

@@ -4,6 +4,7 @@ import { request } from 'undici';
 import { loadConfig } from '../../../../src/config.ts';
 import { createServer } from '../../../../src/server.ts';
 import type { Server } from '../../../../src/server.ts';
+import { signIn } from '../../../support/api.ts';
 import { osmAndQuery } from '../../../../src/services/tracking/protocols/encoders.ts';
 import { createSharedDatabase, testEngines } from '../../../support/engines.ts';
 import type { SharedTestDatabase } from '../../../support/engines.ts';
@@ -32,12 +33,8 @@ for (const engine of testEngines()) {
 
     /** An account made on the first instance; both verify its token (one DATA_DIR, one signing key). */
     async function account(email: string): Promise<Account> {
-      const auth = first.auth;
-      assert.ok(auth);
-      const user = await auth.api.accounts.create({ email, emailVerified: true });
-      const sessionId = await auth.api.sessions.start({ userId: user.id });
-      const token = await auth.api.accessTokens.issue({ userId: user.id, email: user.email, sessionId });
-      return { userId: user.id, email, sessionId, headers: { authorization: `Bearer ${token}` } };
+      const { userId, sessionId, authorization } = await signIn(first, email);
+      return { userId, email, sessionId, headers: authorization };
     }
 
     async function device(owner: Account, uniqueId: string): Promise<number> {
