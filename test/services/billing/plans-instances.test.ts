@@ -11,7 +11,7 @@ import type { SharedTestDatabase } from '../../support/engines.ts';
 import { eventually } from '../../support/eventually.ts';
 import { scaledOutEnv } from '../../support/server.ts';
 import { uniqueId } from '../devices/helpers.ts';
-import { postStripe, startBillingTestProviders, stripeEvent, stripeSubscription } from './support/providers.ts';
+import { newStripeSubscriptionId, postStripe, startBillingTestProviders, stripeEvent, stripeSubscription } from './support/providers.ts';
 import type { BillingTestProviders } from './support/providers.ts';
 import { writeTestPlans } from './support/plans.ts';
 
@@ -85,7 +85,7 @@ for (const engine of testEngines()) {
 
     it('a webhook handled by A is enforced on B', async () => {
       const user = await atFreeLimit();
-      const id = `sub_${randomUUID().replaceAll('-', '')}`;
+      const id = newStripeSubscriptionId();
       const response = await postStripe(a.app, stripeEvent('customer.subscription.created', stripeSubscription({ id, userId: user.userId, priceId: 'price_pro_monthly' })));
       assert.equal(response.json().status, 'processed');
       await eventually(async () => (await planOnB(user)) === 'pro', 'B sees the subscription');

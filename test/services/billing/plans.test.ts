@@ -7,7 +7,7 @@ import { describeEachEngine } from '../../support/engines.ts';
 import { eventually } from '../../support/eventually.ts';
 import type { TestServer } from '../../support/server.ts';
 import { Client, snapshot, uniqueId } from '../devices/helpers.ts';
-import { appleNotificationBody, googleBearer, googleDeveloperNotification, postApple, postGoogle, postStripe, pushEnvelope, stripeEvent, stripeInvoice, stripeSubscription } from './support/providers.ts';
+import { appleNotificationBody, googleBearer, googleDeveloperNotification, newStripeSubscriptionId, postApple, postGoogle, postStripe, pushEnvelope, stripeEvent, stripeInvoice, stripeSubscription } from './support/providers.ts';
 import type { BillingTestProviders } from './support/providers.ts';
 import { assertPlanLimit, planLimitError, writeTestPlans } from './support/plans.ts';
 import { startBillingTestServer, stopBillingTestServer } from './support/server.ts';
@@ -45,7 +45,7 @@ describeEachEngine('plans: limits, features and what changes a plan', (engine) =
   }
 
   async function subscribeStripe(client: Client, priceId: string, spec: { status?: string; cancelAtPeriodEnd?: boolean; periodEnd?: number } = {}): Promise<string> {
-    const id = `sub_${randomUUID().replaceAll('-', '')}`;
+    const id = newStripeSubscriptionId();
     const response = await postStripe(server.app, stripeEvent('customer.subscription.created', stripeSubscription({ id, userId: client.userId, priceId, ...spec })));
     assert.equal(response.json().status, 'processed', response.body);
     return id;

@@ -7,13 +7,12 @@ import type { BillingModule } from '../../../src/services/billing/module.ts';
 import { describeEachEngine } from '../../support/engines.ts';
 import { instanceContext } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
-import { postStripe, stripeEvent, stripeSubscription } from './support/providers.ts';
+import { newStripeSubscriptionId, postStripe, stripeEvent, stripeSubscription } from './support/providers.ts';
 import type { BillingTestProviders } from './support/providers.ts';
 import { startBillingTestServer, stopBillingTestServer } from './support/server.ts';
 import { billingTables, subscriptionRecord, subscriptionRecordsOfUser, webhookEvent } from './support/state.ts';
 
 const NOW_SECONDS = Math.floor(Date.now() / 1000);
-const newSubscriptionId = () => `sub_${randomUUID().replaceAll('-', '')}`;
 
 describeEachEngine('billing: exactly-once processing', (engine) => {
   let providers: BillingTestProviders;
@@ -31,7 +30,7 @@ describeEachEngine('billing: exactly-once processing', (engine) => {
   it('leaves the newest event in the record when two deliveries for one subscription race, in either order', async () => {
     for (let round = 0; round < 16; round += 1) {
       const user = await freshUser();
-      const id = newSubscriptionId();
+      const id = newStripeSubscriptionId();
       const createdFirst = round % 2 === 0;
       if (createdFirst) await postStripe(server.app, subscriptionEvent('customer.subscription.created', id, user.userId, 'active', NOW_SECONDS - 100));
       const older = subscriptionEvent('customer.subscription.updated', id, user.userId, 'past_due', NOW_SECONDS - 20);
@@ -54,7 +53,7 @@ describeEachEngine('billing: exactly-once processing', (engine) => {
 
   it('processes a delivery once when the same event arrives twice at the same moment', async () => {
     const user = await freshUser();
-    const id = newSubscriptionId();
+    const id = newStripeSubscriptionId();
     const event = subscriptionEvent('customer.subscription.created', id, user.userId, 'active', NOW_SECONDS);
     const responses = await Promise.all([postStripe(server.app, event), postStripe(server.app, event), postStripe(server.app, event)]);
     const statuses = responses.map((response) => response.json().status as string).sort();
@@ -64,7 +63,7 @@ describeEachEngine('billing: exactly-once processing', (engine) => {
 
   it('answers 500 and keeps neither the key nor the change when the transaction fails midway; the retry then succeeds', async () => {
     const user = await freshUser();
-    const id = newSubscriptionId();
+    const id = newStripeSubscriptionId();
     const event = subscriptionEvent('customer.subscription.created', id, user.userId, 'active', NOW_SECONDS);
     const db = billingTables(server.database);
     // A real failure after the idempotency key was inserted: the subscriptions table is gone for one delivery.
@@ -87,11 +86,11 @@ describeEachEngine('billing: exactly-once processing', (engine) => {
 
   it('rolls back a record already written when the last step of the transaction fails', async () => {
     const user = await freshUser();
-    const id = newSubscriptionId();
+    const id = newStripeSubscriptionId();
     await postStripe(server.app, subscriptionEvent('customer.subscription.created', id, user.userId, 'active', NOW_SECONDS - 60));
     const before = await subscriptionRecord(server.database, 'stripe', id);
     const newUserId = (await freshUser()).userId;
-    const fresh = newSubscriptionId();
+    const fresh = newStripeSubscriptionId();
     const change = subscriptionEvent('customer.subscription.updated', id, user.userId, 'past_due', NOW_SECONDS);
     const creation = subscriptionEvent('customer.subscription.created', fresh, newUserId, 'active', NOW_SECONDS);
     const db = billingTables(server.database);
@@ -121,9 +120,9 @@ describeEachEngine('billing: exactly-once processing', (engine) => {
 
   it('keeps following an entitling subscription when an older one of the same user ends, and moves to a new one', async () => {
     const user = await freshUser();
-    const current = newSubscriptionId();
-    const old = newSubscriptionId();
-    const next = newSubscriptionId();
+    const current = newStripeSubscriptionId();
+    const old = newStripeSubscriptionId();
+    const next = newStripeSubscriptionId();
     const created = await postStripe(server.app, subscriptionEvent('customer.subscription.created', current, user.userId, 'active', NOW_SECONDS - 50));
     const recordId = created.json().subscription_id;
     const ending = await postStripe(server.app, stripeEvent('customer.subscription.deleted', stripeSubscription({ id: old, userId: user.userId, status: 'canceled' }), { created: NOW_SECONDS - 40 }));
@@ -142,7 +141,7 @@ describeEachEngine('billing: exactly-once processing', (engine) => {
   it('skips a notification that names another user than the stored record as user_mismatch', async () => {
     const owner = await freshUser();
     const other = await freshUser();
-    const id = newSubscriptionId();
+    const id = newStripeSubscriptionId();
     await postStripe(server.app, subscriptionEvent('customer.subscription.created', id, owner.userId, 'active', NOW_SECONDS - 50));
     const before = await subscriptionRecord(server.database, 'stripe', id);
     const response = await postStripe(server.app, subscriptionEvent('customer.subscription.updated', id, other.userId, 'past_due', NOW_SECONDS - 40));
@@ -172,7 +171,7 @@ describeEachEngine('billing: exactly-once processing', (engine) => {
 
   it('answers entitlement in-process from a cache that every instance drops on a change notice', async () => {
     const user = await freshUser();
-    const id = newSubscriptionId();
+    const id = newStripeSubscriptionId();
     // A second instance of the module on the same database and bus, as another process would be with Redis.
     const other: BillingModule = await createBillingModule(
       instanceContext(server),

@@ -11,6 +11,7 @@ import {
   appleNotificationBody,
   googleBearer,
   googleDeveloperNotification,
+  newStripeSubscriptionId,
   postApple,
   postGoogle,
   postStripe,
@@ -30,15 +31,14 @@ describeEachEngine('billing: provider text', (engine) => {
   after(() => stopBillingTestServer({ providers, server }));
 
   const freshUser = () => server.login({ email: `text-${randomUUID()}@example.com` });
-  const newStripeId = () => `sub_${randomUUID().replaceAll('-', '')}`;
 
   const refused = (deliver: () => Promise<LightMyRequestResponse>) => assertRefusedStoringNothing(server.database, deliver);
 
   it('refuses Stripe events with a NUL in the event id, subscription id, price id or plan name', async () => {
     const user = await freshUser();
-    const subscription = (fields: Record<string, unknown> = {}) => ({ ...stripeSubscription({ id: newStripeId(), userId: user.userId }), ...fields });
+    const subscription = (fields: Record<string, unknown> = {}) => ({ ...stripeSubscription({ id: newStripeSubscriptionId(), userId: user.userId }), ...fields });
     const withPrice = (price: Record<string, unknown>) => {
-      const base = stripeSubscription({ id: newStripeId(), userId: user.userId });
+      const base = stripeSubscription({ id: newStripeSubscriptionId(), userId: user.userId });
       const items = base['items'] as { data: Record<string, unknown>[] };
       return { ...base, items: { ...items, data: [{ ...items.data[0], price: { ...(items.data[0]?.['price'] as object), ...price } }] } };
     };

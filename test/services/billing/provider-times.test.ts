@@ -10,6 +10,7 @@ import {
   appleNotificationBody,
   googleBearer,
   googleDeveloperNotification,
+  newStripeSubscriptionId,
   postApple,
   postGoogle,
   postStripe,
@@ -36,7 +37,6 @@ describeEachEngine('billing: provider times', (engine) => {
   after(() => stopBillingTestServer({ providers, server }));
 
   const freshUser = () => server.login({ email: `times-${randomUUID()}@example.com` });
-  const newStripeId = () => `sub_${randomUUID().replaceAll('-', '')}`;
 
   async function appAccountToken(login: TestLogin): Promise<string> {
     return (await server.app.inject({ url: `/api/subscriptions/${login.userId}`, headers: login.authorization })).json().app_account_token;
@@ -64,14 +64,14 @@ describeEachEngine('billing: provider times', (engine) => {
     for (const [label, spec, options] of subscriptionCases) {
       it(`refuses customer.subscription.created with ${label}`, async () => {
         const login = await freshUser();
-        const event = stripeEvent('customer.subscription.created', stripeSubscription({ id: newStripeId(), userId: login.userId, ...spec }), options);
+        const event = stripeEvent('customer.subscription.created', stripeSubscription({ id: newStripeSubscriptionId(), userId: login.userId, ...spec }), options);
         await refused(login, () => postStripe(server.app, event));
       });
     }
 
     it('refuses canceled_at beyond JavaScript dates', async () => {
       const login = await freshUser();
-      const subscription = { ...stripeSubscription({ id: newStripeId(), userId: login.userId, status: 'canceled' }), canceled_at: 1e13 };
+      const subscription = { ...stripeSubscription({ id: newStripeSubscriptionId(), userId: login.userId, status: 'canceled' }), canceled_at: 1e13 };
       await refused(login, () => postStripe(server.app, stripeEvent('customer.subscription.deleted', subscription)));
     });
 
@@ -82,13 +82,13 @@ describeEachEngine('billing: provider times', (engine) => {
 
     it('refuses invoice.paid whose line period ends in year 10000', async () => {
       const login = await freshUser();
-      const invoice = stripeInvoice({ subscriptionId: newStripeId(), userId: login.userId, periodStart: NOW_SECONDS, periodEnd: YEAR_10000_SECONDS });
+      const invoice = stripeInvoice({ subscriptionId: newStripeSubscriptionId(), userId: login.userId, periodStart: NOW_SECONDS, periodEnd: YEAR_10000_SECONDS });
       await refused(login, () => postStripe(server.app, stripeEvent('invoice.paid', invoice)));
     });
 
     it('accepts a period ending in the last second of year 9999 and answers it', async () => {
       const login = await freshUser();
-      const event = stripeEvent('customer.subscription.created', stripeSubscription({ id: newStripeId(), userId: login.userId, periodEnd: LAST_SECOND_OF_9999 }));
+      const event = stripeEvent('customer.subscription.created', stripeSubscription({ id: newStripeSubscriptionId(), userId: login.userId, periodEnd: LAST_SECOND_OF_9999 }));
       assert.equal((await postStripe(server.app, event)).json().status, 'processed');
       const list = await server.app.inject({ url: `/api/subscriptions/${login.userId}`, headers: login.authorization });
       assert.equal(list.statusCode, 200, list.body);

@@ -12,7 +12,7 @@ import type { Server } from '../../../src/server.ts';
 import { describeEachEngine } from '../../support/engines.ts';
 import { NO_METRICS, TEST_EVENT_CHANNEL, TEST_INTERNAL_TOKEN } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
-import { postStripe, stripeEvent, stripeSubscription } from './support/providers.ts';
+import { newStripeSubscriptionId, postStripe, stripeEvent, stripeSubscription } from './support/providers.ts';
 import type { BillingTestProviders } from './support/providers.ts';
 import { createBillingOnlyServer, startBillingTestServer, stopBillingTestServer } from './support/server.ts';
 
@@ -51,7 +51,7 @@ describeEachEngine('billing: entitlement over HTTP for split mode', (engine) => 
     const entitlement = createRemoteEntitlement({ client: billingClient(billingUrl), bus });
     assert.equal(await entitlement.isSubscribed(user.userId), false);
 
-    const id = `sub_${randomUUID().replaceAll('-', '')}`;
+    const id = newStripeSubscriptionId();
     const periodEnd = NOW_SECONDS + 3600;
     await postStripe(billing.app, stripeEvent('customer.subscription.created', stripeSubscription({ id, userId: user.userId, cancelAtPeriodEnd: true, periodEnd })));
     assert.equal(await entitlement.isSubscribed(user.userId), false, 'still the cached answer: this bus heard nothing');
@@ -86,7 +86,7 @@ describeEachEngine('billing: entitlement over HTTP for split mode', (engine) => 
       // Both the billing process and this client cache the answer; the notice reaches both.
       const entitlement = createRemoteEntitlement({ client: billingClient(withRedisUrl), bus });
       assert.equal(await entitlement.isSubscribed(user.userId), false);
-      const id = `sub_${randomUUID().replaceAll('-', '')}`;
+      const id = newStripeSubscriptionId();
       await postStripe(withRedis.app, stripeEvent('customer.subscription.created', stripeSubscription({ id, userId: user.userId })));
       let subscribed = false;
       for (let attempt = 0; attempt < 50 && !subscribed; attempt += 1) {

@@ -6,7 +6,7 @@ import type { SubscriptionStatus } from '../../../src/services/billing/providers
 import { describeEachEngine } from '../../support/engines.ts';
 import { startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
-import { STRIPE_SECRET, postStripe, stripeEvent, stripeInvoice, stripeSubscription } from './support/providers.ts';
+import { newStripeSubscriptionId, postStripe, STRIPE_SECRET, stripeEvent, stripeInvoice, stripeSubscription } from './support/providers.ts';
 import type { BillingTestProviders } from './support/providers.ts';
 import { startBillingTestServer, stopBillingTestServer } from './support/server.ts';
 import { countRows, subscriptionRecord, webhookEvent } from './support/state.ts';
@@ -14,8 +14,6 @@ import { countRows, subscriptionRecord, webhookEvent } from './support/state.ts'
 const NOW_SECONDS = Math.floor(Date.now() / 1000);
 const PERIOD_START = NOW_SECONDS - 86_400;
 const PERIOD_END = PERIOD_START + 30 * 86_400;
-
-const newSubscriptionId = () => `sub_${randomUUID().replaceAll('-', '')}`;
 
 describeEachEngine('billing: Stripe webhook', (engine) => {
   let providers: BillingTestProviders;
@@ -50,7 +48,7 @@ describeEachEngine('billing: Stripe webhook', (engine) => {
     for (const [label, type, fields, status] of subscriptionRows) {
       it(`${type} ${label}, ${shape} -> ${status}`, async () => {
         const user = await freshUser();
-        const id = newSubscriptionId();
+        const id = newStripeSubscriptionId();
         const event = stripeEvent(type, stripeSubscription({ id, userId: user.userId, periodStart: PERIOD_START, periodEnd: PERIOD_END, legacy, ...fields }));
         const response = await postStripe(server.app, event);
         assert.equal(response.statusCode, 200, response.body);
@@ -77,7 +75,7 @@ describeEachEngine('billing: Stripe webhook', (engine) => {
     for (const [type, status] of invoiceRows) {
       it(`${type}, ${shape} -> ${status} with the invoice line's period`, async () => {
         const user = await freshUser();
-        const id = newSubscriptionId();
+        const id = newStripeSubscriptionId();
         await postStripe(server.app, stripeEvent('customer.subscription.created', stripeSubscription({ id, userId: user.userId, status: 'active' }), { created: NOW_SECONDS - 60 }));
         const nextEnd = PERIOD_END + 30 * 86_400;
         const response = await postStripe(server.app, stripeEvent(type, stripeInvoice({ subscriptionId: id, userId: user.userId, periodStart: PERIOD_END, periodEnd: nextEnd, legacy })));
@@ -93,7 +91,7 @@ describeEachEngine('billing: Stripe webhook', (engine) => {
 
   it('finds the user of an event without metadata through the stored record', async () => {
     const user = await freshUser();
-    const id = newSubscriptionId();
+    const id = newStripeSubscriptionId();
     await postStripe(server.app, stripeEvent('customer.subscription.created', stripeSubscription({ id, userId: user.userId }), { created: NOW_SECONDS - 60 }));
     const response = await postStripe(server.app, stripeEvent('customer.subscription.updated', stripeSubscription({ id, status: 'past_due' })));
     assert.equal(response.json().status, 'processed');
@@ -104,7 +102,7 @@ describeEachEngine('billing: Stripe webhook', (engine) => {
 
   it('skips an event for a user that does not exist, or that names none, as unknown_user', async () => {
     for (const userId of [987_654_321, undefined]) {
-      const id = newSubscriptionId();
+      const id = newStripeSubscriptionId();
       const event = stripeEvent('customer.subscription.created', stripeSubscription({ id, userId }));
       const response = await postStripe(server.app, event);
       assert.equal(response.statusCode, 200);
@@ -120,7 +118,7 @@ describeEachEngine('billing: Stripe webhook', (engine) => {
     const user = await freshUser();
     const cases: [Record<string, unknown>, string][] = [
       [stripeEvent('charge.succeeded', { id: 'ch_1', object: 'charge' }), 'unhandled_event_type:charge.succeeded'],
-      [stripeEvent('customer.subscription.updated', stripeSubscription({ id: newSubscriptionId(), userId: user.userId, status: 'future_status' })), 'unhandled_subscription_status:future_status'],
+      [stripeEvent('customer.subscription.updated', stripeSubscription({ id: newStripeSubscriptionId(), userId: user.userId, status: 'future_status' })), 'unhandled_subscription_status:future_status'],
       [stripeEvent('invoice.paid', { id: 'in_one_off', object: 'invoice', lines: { object: 'list', data: [] } }), 'invoice_without_subscription'],
     ];
     for (const [event, reason] of cases) {
@@ -133,7 +131,7 @@ describeEachEngine('billing: Stripe webhook', (engine) => {
 
   it('answers a repeated event as duplicate and changes nothing', async () => {
     const user = await freshUser();
-    const id = newSubscriptionId();
+    const id = newStripeSubscriptionId();
     const event = stripeEvent('customer.subscription.created', stripeSubscription({ id, userId: user.userId }));
     const first = await postStripe(server.app, event);
     assert.equal(first.json().status, 'processed');
@@ -146,7 +144,7 @@ describeEachEngine('billing: Stripe webhook', (engine) => {
 
   it('skips an event older than the record as stale_event', async () => {
     const user = await freshUser();
-    const id = newSubscriptionId();
+    const id = newStripeSubscriptionId();
     const newer = await postStripe(server.app, stripeEvent('customer.subscription.updated', stripeSubscription({ id, userId: user.userId, status: 'past_due' }), { created: NOW_SECONDS }));
     assert.equal(newer.json().status, 'processed');
     const older = await postStripe(server.app, stripeEvent('customer.subscription.created', stripeSubscription({ id, userId: user.userId, status: 'active' }), { created: NOW_SECONDS - 30 }));
@@ -158,7 +156,7 @@ describeEachEngine('billing: Stripe webhook', (engine) => {
 
   it('clears canceled_at when a cancelled subscription renews and keeps it when it expires', async () => {
     const user = await freshUser();
-    const id = newSubscriptionId();
+    const id = newStripeSubscriptionId();
     const canceledAt = NOW_SECONDS - 500;
     const cancel = stripeSubscription({ id, userId: user.userId, cancelAtPeriodEnd: true });
     cancel['canceled_at'] = canceledAt;
@@ -175,7 +173,7 @@ describeEachEngine('billing: Stripe webhook', (engine) => {
 
   it('keeps the plan name an invoice does not carry', async () => {
     const user = await freshUser();
-    const id = newSubscriptionId();
+    const id = newStripeSubscriptionId();
     await postStripe(server.app, stripeEvent('customer.subscription.created', stripeSubscription({ id, userId: user.userId }), { created: NOW_SECONDS - 60 }));
     await postStripe(server.app, stripeEvent('invoice.paid', stripeInvoice({ subscriptionId: id, userId: user.userId, periodStart: PERIOD_START, periodEnd: PERIOD_END })));
     const record = await subscriptionRecord(server.database, 'stripe', id);
@@ -185,7 +183,7 @@ describeEachEngine('billing: Stripe webhook', (engine) => {
 
   it('rejects a wrong secret, a stale or missing signature and a tampered body with INVALID_SIGNATURE', async () => {
     const user = await freshUser();
-    const id = newSubscriptionId();
+    const id = newStripeSubscriptionId();
     const event = stripeEvent('customer.subscription.created', stripeSubscription({ id, userId: user.userId }));
     const rejected = [
       await postStripe(server.app, event, { secret: 'whsec_not_ours' }),
@@ -219,7 +217,7 @@ describeEachEngine('billing: Stripe webhook', (engine) => {
       await signedRaw('not json'),
       await signedRaw(JSON.stringify({ object: 'event', type: 'customer.subscription.created', data: { object: {} } })),
       await signedRaw(JSON.stringify(stripeEvent('customer.subscription.created', stripeSubscription({ id: 'x'.repeat(2000), userId: user.userId })))),
-      await postStripe(server.app, stripeEvent('customer.subscription.created', stripeSubscription({ id: newSubscriptionId(), userId: user.userId })), { contentType: 'text/plain' }),
+      await postStripe(server.app, stripeEvent('customer.subscription.created', stripeSubscription({ id: newStripeSubscriptionId(), userId: user.userId })), { contentType: 'text/plain' }),
     ];
     for (const response of responses) {
       assert.equal(response.statusCode, 400, response.body);

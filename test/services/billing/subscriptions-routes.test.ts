@@ -5,7 +5,7 @@ import type { Server } from '../../../src/server.ts';
 import { describeEachEngine } from '../../support/engines.ts';
 import { TEST_INTERNAL_TOKEN } from '../../support/server.ts';
 import type { TestLogin, TestServer } from '../../support/server.ts';
-import { appleNotificationBody, postApple, postStripe, stripeEvent, stripeSubscription } from './support/providers.ts';
+import { appleNotificationBody, newStripeSubscriptionId, postApple, postStripe, stripeEvent, stripeSubscription } from './support/providers.ts';
 import type { BillingTestProviders } from './support/providers.ts';
 import { createBillingOnlyServer, startBillingTestServer, stopBillingTestServer } from './support/server.ts';
 import { billingTables, countRows } from './support/state.ts';
@@ -39,7 +39,7 @@ describeEachEngine('billing: subscription queries', (engine) => {
 
   /** Gives the user a Stripe record in the given state. */
   async function subscribe(userId: number, status: string, options: { cancelAtPeriodEnd?: boolean; periodEnd?: number; created?: number } = {}) {
-    const id = `sub_${randomUUID().replaceAll('-', '')}`;
+    const id = newStripeSubscriptionId();
     const response = await postStripe(server.app, stripeEvent('customer.subscription.created', stripeSubscription({
       id, userId, status, cancelAtPeriodEnd: options.cancelAtPeriodEnd, periodStart: NOW_SECONDS - 86_400, periodEnd: options.periodEnd ?? NOW_SECONDS + 86_400,
     }), { created: options.created ?? NOW_SECONDS }));
@@ -251,7 +251,7 @@ describeEachEngine('billing: service-to-service calls (split mode)', (engine) =>
     ({ providers, server } = await startBillingTestServer(engine));
     billing = await createBillingOnlyServer({ providers, server });
     user = await server.login({ email: `split-${randomUUID()}@example.com` });
-    subscriptionId = `sub_${randomUUID().replaceAll('-', '')}`;
+    subscriptionId = newStripeSubscriptionId();
     await postStripe(server.app, stripeEvent('customer.subscription.created', stripeSubscription({ id: subscriptionId, userId: user.userId })));
   });
   after(async () => {

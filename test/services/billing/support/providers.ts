@@ -111,6 +111,11 @@ export interface StripeSubscriptionSpec {
   legacy?: boolean;
 }
 
+/** An id no Stripe subscription in the suite's database has yet. */
+export function newStripeSubscriptionId(): string {
+  return `sub_${randomUUID().replaceAll('-', '')}`;
+}
+
 export function stripeSubscription(spec: StripeSubscriptionSpec): Record<string, unknown> {
   const periodStart = spec.periodStart ?? Math.floor(Date.now() / 1000) - DAY_MS / 1000;
   const periodEnd = spec.periodEnd ?? periodStart + 30 * 86_400;
