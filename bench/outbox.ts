@@ -7,7 +7,7 @@ import { EventBus } from '../src/platform/bus.ts';
 import { openDatabase } from '../src/platform/db/database.ts';
 import type { Database } from '../src/platform/db/database.ts';
 import { migrateModules } from '../src/platform/db/migrations.ts';
-import { Outbox } from '../src/platform/outbox/outbox.ts';
+import { OUTBOX_CLAIM_SIZE, Outbox } from '../src/platform/outbox/outbox.ts';
 import { OutboxRepository } from '../src/platform/outbox/repository.ts';
 import { freshDatabase } from './ingestion.ts';
 import type { Figure } from './measure.ts';
@@ -20,7 +20,6 @@ import type { Figure } from './measure.ts';
  */
 const FACTS = 2000;
 const ROUNDS = 3;
-const CLAIM = 50;
 const CONSUMERS = { 'auth.user.deleted': ['devices'] } as const;
 
 const log = pino({ level: 'silent' }) as unknown as FastifyBaseLogger;
@@ -53,9 +52,9 @@ async function drainOneByOne(database: Database): Promise<number> {
   const repository = new OutboxRepository(database);
   const started = performance.now();
   for (;;) {
-    const claimed = await repository.claim(['devices'], Date.now(), 10_000, CLAIM);
+    const claimed = await repository.claim(['devices'], Date.now(), 10_000, OUTBOX_CLAIM_SIZE);
     for (const row of claimed) await repository.complete([row.id]);
-    if (claimed.length < CLAIM) break;
+    if (claimed.length < OUTBOX_CLAIM_SIZE) break;
   }
   return performance.now() - started;
 }

@@ -12,9 +12,9 @@ import { NO_DEVICE_LISTENERS } from './server.ts';
 export interface KillableProcesses {
   /** Their environment: the database's DATA_DIR and DATABASE_URL, no rate limits, no device ports, and the suite's settings. */
   readonly env: Record<string, string>;
-  /** The process started last. */
+  /** The process running now. */
   readonly running: RunningProcess;
-  /** Starts the next process, with `extra` settings on top of `env`. */
+  /** Starts the next process, with `extra` settings on top of `env`, once the last one is killed. */
   start(extra?: Record<string, string>): Promise<RunningProcess>;
   /** Ends the running process with SIGKILL, as a crash would: no shutdown work of its own runs. */
   kill(): Promise<void>;
@@ -37,22 +37,31 @@ export function killableProcesses(engine: TestEngine, folderPrefix: string, sett
     await running?.stop();
     await shared.dispose();
   });
+  const suiteEnv = () => {
+    assert.ok(env, 'the suite has not started');
+    return env;
+  };
+  const current = () => {
+    assert.ok(running, 'no process is running');
+    return running;
+  };
   return {
     get env() {
-      assert.ok(env, 'the suite has not started');
-      return env;
+      return suiteEnv();
     },
     get running() {
-      assert.ok(running, 'no process has been started');
-      return running;
+      return current();
     },
     async start(extra = {}) {
-      running = await startProcess({ ...this.env, ...extra });
+      assert.equal(running, undefined, 'one process at a time: kill the running one first');
+      running = await startProcess({ ...suiteEnv(), ...extra });
       return running;
     },
     async kill() {
-      this.running.child.kill('SIGKILL');
-      await this.running.stop();
+      const killed = current();
+      running = undefined;
+      killed.child.kill('SIGKILL');
+      await killed.stop();
     },
   };
 }

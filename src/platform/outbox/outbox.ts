@@ -29,7 +29,8 @@ export interface OutboxOptions {
   firstRetryMs?: number;
 }
 
-const BATCH = 50;
+/** Rows one claim takes at most; their handled facts are deleted together. */
+export const OUTBOX_CLAIM_SIZE = 50;
 const MAX_RETRY_MS = 60_000;
 
 /**
@@ -140,11 +141,11 @@ export class Outbox implements FactRecorder {
     const modules = [...new Set([...this.handlers.keys()].map((name) => name.split('\0')[0] as string))];
     do {
       this.again = false;
-      const claimed = await this.repository.claim(modules, Date.now(), this.leaseMs, BATCH);
+      const claimed = await this.repository.claim(modules, Date.now(), this.leaseMs, OUTBOX_CLAIM_SIZE);
       const handled: number[] = [];
       for (const row of claimed) if (await this.handle(row)) handled.push(row.id);
       await this.repository.complete(handled);
-      if (claimed.length === BATCH) this.again = true;
+      if (claimed.length === OUTBOX_CLAIM_SIZE) this.again = true;
     } while (this.again && !this.stopped);
   }
 
