@@ -42,8 +42,8 @@ const DEVICE = 421;
 const DAY = { from: EXPLAIN_FLEET.until - 3 * DAY_MS, to: EXPLAIN_FLEET.until - 2 * DAY_MS - 1 };
 /** A cutoff a week into the fleet's history, as the retention job would have it for a plan of 100 days. */
 const CUTOFF = EXPLAIN_FLEET.until - 100 * DAY_MS;
-const store = (db: KyselyType<TrackingTables>) => new TrackingStore(db, 'postgres');
-const retention = (db: KyselyType<TrackingTables>) => new RetentionRepository(db, 'postgres');
+const store = (db: KyselyType<TrackingTables>) => new TrackingStore(db);
+const retention = (db: KyselyType<TrackingTables>) => new RetentionRepository(db);
 
 const QUERIES: Explained[] = [
   {

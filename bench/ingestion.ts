@@ -112,7 +112,7 @@ async function insertCeiling(database: BenchDatabase): Promise<number> {
   try {
     await migrateModules(opened, [trackingMigrations]);
     const log = pino({ level: 'silent' }) as unknown as FastifyBaseLogger;
-    const positions = new PositionService(new TrackingStore(opened.db as Kysely<TrackingTables>, opened.engine), unavailableDevices, unavailableUsers, new HistoryCut(undefined, unavailableDevices), log);
+    const positions = new PositionService(new TrackingStore(opened.db as Kysely<TrackingTables>), unavailableDevices, unavailableUsers, new HistoryCut(undefined, unavailableDevices), log);
     return await storeRowsRate(positions, CEILING_SECONDS, DEVICES);
   } finally {
     await opened.close();

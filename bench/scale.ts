@@ -136,9 +136,9 @@ export async function benchScale(): Promise<Figure[]> {
   });
   try {
     const db = large.database.db as Kysely<TrackingTables>;
-    const store = new TrackingStore(db, 'postgres');
+    const store = new TrackingStore(db);
     const days = Math.max(1, Math.floor((recent.reportsPerDevice * STEP_MS) / DAY_MS));
-    const reads = await compareReads(new TrackingStore(small.database.db as Kysely<TrackingTables>, 'postgres'), store, until, days);
+    const reads = await compareReads(new TrackingStore(small.database.db as Kysely<TrackingTables>), store, until, days);
 
     const log = pino({ level: 'silent' }) as unknown as FastifyBaseLogger;
     const positions = new PositionService(store, unavailableDevices, unavailableUsers, new HistoryCut(undefined, unavailableDevices), log);

@@ -1,7 +1,7 @@
 import { closeSync, openSync } from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../../config.ts';
 import { keepPrivate, makePrivateDir } from '../private-files.ts';
@@ -19,6 +19,12 @@ export interface Database {
   /** Resolves true when a trivial query answers within the timeout. */
   ping(timeoutMs?: number): Promise<boolean>;
   close(): Promise<void>;
+}
+
+/** The engine behind a handle, a transaction or a handle with plugins, from its dialect. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any tables
+export function engineOf(db: Kysely<any>): Engine {
+  return db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
 }
 
 const INT8_OID = 20;

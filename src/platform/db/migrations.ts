@@ -1,6 +1,5 @@
 import { Migrator } from 'kysely/migration';
-import { PostgresAdapter } from 'kysely';
-import type { CreateTableBuilder, Kysely } from 'kysely';
+import type { CreateTableBuilder } from 'kysely';
 import type { Migration } from 'kysely/migration';
 import { platformMigrations } from '../outbox/migrations.ts';
 import type { Database, Engine } from './database.ts';
@@ -33,10 +32,7 @@ export async function migrateModules(database: Database, modules: ModuleMigratio
 }
 
 /** Migrations are written once for both engines; these helpers cover the few places they differ. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations see the raw schema
-export function engineOf(db: Kysely<any>): Engine {
-  return db.getExecutor().adapter instanceof PostgresAdapter ? 'postgres' : 'sqlite';
-}
+export { engineOf } from './database.ts';
 
 /** An auto-incrementing 64-bit primary key that is never reused after a delete. */
 export function withIdColumn<T extends string>(

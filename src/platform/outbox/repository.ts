@@ -26,7 +26,7 @@ export interface OutboxRow {
 
 export class OutboxRepository extends TableAccess<OutboxTables> {
   constructor(database: Database) {
-    super(database.db as Kysely<OutboxTables>, database.engine);
+    super(database.db as Kysely<OutboxTables>);
   }
 
   /** One row per consuming module, written by the caller's transaction. */

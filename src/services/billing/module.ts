@@ -68,7 +68,7 @@ export async function createBillingModule(ctx: ModuleContext, deps: BillingDepen
   }
   const catalog = loadPlanCatalog(ctx.config.plans.file);
   const verifiers = createWebhookVerifiers(ctx.config, log);
-  const repository = new BillingRepository(ctx.database.db as Kysely<BillingTables>, ctx.database.engine);
+  const repository = new BillingRepository(ctx.database.db as Kysely<BillingTables>);
   const service = new BillingService({ repository, catalog, users: deps.users, bus: ctx.bus, facts: ctx.outbox, log });
   const usage = new UsageRegistry(log);
   // The counts of modules in other processes; those running here contribute theirs as they are created.

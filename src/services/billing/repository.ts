@@ -31,7 +31,7 @@ export interface WebhookEventOutcome {
  */
 export class BillingRepository extends TableAccess<BillingTables> {
   transaction<T>(work: (repository: BillingRepository) => Promise<T>): Promise<T> {
-    return this.db.transaction().execute((trx: Transaction<BillingTables>) => work(new BillingRepository(trx, this.engine)));
+    return this.db.transaction().execute((trx: Transaction<BillingTables>) => work(new BillingRepository(trx)));
   }
 
   /** Inside a transaction: the user's subscriptions changed, for the modules that follow them. */

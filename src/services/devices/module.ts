@@ -55,7 +55,7 @@ export async function createDevicesModule(ctx: ModuleContext, deps: DevicesDeps)
   const users = deps.users ?? unavailableUserDirectory;
   // The validate-token counters: shared by every instance through REDIS_URL when set, else this process's own.
   const rateLimiter = chooseRateLimiter(config, ctx.redis);
-  const store = new DevicesStore(database.db as Kysely<DevicesTables>, database.engine);
+  const store = new DevicesStore(database.db as Kysely<DevicesTables>);
   // Every instance follows the changes through the bus; several instances on one database need REDIS_URL.
   const caches = new DeviceCaches(bus);
   const plans = deps.entitlement;

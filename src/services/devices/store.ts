@@ -1,5 +1,4 @@
 import type { Kysely } from 'kysely';
-import type { Engine } from '../../platform/db/database.ts';
 import { TableAccess } from '../../platform/db/table-access.ts';
 import { ClaimTokenRepository } from './claim-tokens/repository.ts';
 import { AppError } from './errors.ts';
@@ -17,14 +16,14 @@ export class DevicesStore extends TableAccess<DevicesTables> implements DeviceRe
   readonly devices: DeviceRepository;
   readonly tokens: ClaimTokenRepository;
 
-  constructor(db: Kysely<DevicesTables>, engine: Engine) {
-    super(db, engine);
-    this.devices = new DeviceRepository(db, engine);
+  constructor(db: Kysely<DevicesTables>) {
+    super(db);
+    this.devices = new DeviceRepository(db);
     this.tokens = new ClaimTokenRepository(db);
   }
 
   transaction<T>(work: (repositories: DeviceRepositories) => Promise<T>): Promise<T> {
-    return this.db.transaction().execute((trx) => work({ devices: new DeviceRepository(trx, this.engine), tokens: new ClaimTokenRepository(trx) }));
+    return this.db.transaction().execute((trx) => work({ devices: new DeviceRepository(trx), tokens: new ClaimTokenRepository(trx) }));
   }
 }
 

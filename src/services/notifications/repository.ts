@@ -26,7 +26,7 @@ const ID_CHUNK = 1000;
 /** Rules, push targets and deliveries: the only code that touches the module's tables. */
 export class NotificationsRepository extends TableAccess<NotificationsTables> {
   constructor(database: Database) {
-    super(database.db as Kysely<NotificationsTables>, database.engine);
+    super(database.db as Kysely<NotificationsTables>);
   }
 
   // Rules

@@ -77,7 +77,7 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
   if (!deps.devices) log.warn('tracking: no devices interface in this process; tracking routes answer 502 until one is wired');
   const devices = deps.devices ?? unavailableDevices;
   const users = deps.users ?? unavailableUsers;
-  const store = new TrackingStore(database.db as Kysely<TrackingTables>, database.engine);
+  const store = new TrackingStore(database.db as Kysely<TrackingTables>);
   const plans = deps.entitlement;
   if (!plans) log.warn('tracking: no billing module in this process and no BILLING_URL; plan limits and history cuts are not applied');
   const historyCut = new HistoryCut(plans, devices);
@@ -87,7 +87,7 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
   const counts: UserCounts<TrackingCount> = { geofences: async (userId) => (await store.geofences.usageOf(userId)).geofences };
   plans?.usage?.contribute(counts);
   const live = new LiveHub({ bus, devices, positions, log }, deps.live);
-  const commandRepository = new CommandRepository(database.db as Kysely<TrackingTables>, database.engine);
+  const commandRepository = new CommandRepository(database.db as Kysely<TrackingTables>);
   const protocols = new ProtocolMemory(commandRepository);
   const delivery = new CommandDelivery({
     repository: commandRepository,

@@ -1,5 +1,4 @@
 import type { Kysely } from 'kysely';
-import type { Engine } from '../../platform/db/database.ts';
 import { TableAccess } from '../../platform/db/table-access.ts';
 import { EventRepository } from './events/repository.ts';
 import { GeofenceRepository } from './geofences/repository.ts';
@@ -18,9 +17,9 @@ export class TrackingStore extends TableAccess<TrackingTables> implements Tracki
   readonly events: EventRepository;
   readonly geofences: GeofenceRepository;
 
-  constructor(db: Kysely<TrackingTables>, engine: Engine) {
-    super(db, engine);
-    this.positions = new PositionRepository(db, engine);
+  constructor(db: Kysely<TrackingTables>) {
+    super(db);
+    this.positions = new PositionRepository(db);
     this.events = new EventRepository(db);
     this.geofences = new GeofenceRepository(db);
   }
@@ -28,7 +27,7 @@ export class TrackingStore extends TableAccess<TrackingTables> implements Tracki
   /** `trx` is handed on for what else must commit with the work: a fact recorded in the outbox. */
   transaction<T>(work: (repositories: TrackingRepositories, trx: Kysely<TrackingTables>) => Promise<T>): Promise<T> {
     return this.db.transaction().execute((trx) =>
-      work({ positions: new PositionRepository(trx, this.engine), events: new EventRepository(trx), geofences: new GeofenceRepository(trx) }, trx),
+      work({ positions: new PositionRepository(trx), events: new EventRepository(trx), geofences: new GeofenceRepository(trx) }, trx),
     );
   }
 }

@@ -170,7 +170,7 @@ describeEachEngine('device access interface', (engine) => {
         },
         transformResult: async ({ result }) => result,
       });
-      await new DeviceRepository(spy, 'sqlite').grantsOf(viewer.userId);
+      await new DeviceRepository(spy).grantsOf(viewer.userId);
       // The union is compiled last, after its parts.
       const query = compiled.at(-1);
       assert.ok(query);

@@ -19,7 +19,7 @@ import type { RetentionPolicy } from '../../../src/services/tracking/retention/p
 import { TrackingStore } from '../../../src/services/tracking/store.ts';
 import type { TrackingTables } from '../../../src/services/tracking/tables.ts';
 import { describeEachEngine } from '../../support/engines.ts';
-import type { TestDatabase, TestEngine } from '../../support/engines.ts';
+import type { TestDatabase } from '../../support/engines.ts';
 import { eventually } from '../../support/eventually.ts';
 import { FakeClock } from './support/fake-clock.ts';
 
@@ -50,8 +50,8 @@ function event(deviceId: number, eventTime: number, positionId: number | null = 
 }
 
 /** Stores positions as ingestion does: the newest of each device becomes its latest. */
-async function store(db: Kysely<TrackingTables>, engine: TestEngine['name'], rows: NewPositionRow[]): Promise<number[]> {
-  return new TrackingStore(db, engine).transaction(async (repositories) => {
+async function store(db: Kysely<TrackingTables>, rows: NewPositionRow[]): Promise<number[]> {
+  return new TrackingStore(db).transaction(async (repositories) => {
     const ids = await repositories.positions.insertMany(rows);
     const newest = new Map<number, { device_id: number; position_id: number; fix_time: number }>();
     rows.forEach((row, index) => {
@@ -121,9 +121,9 @@ describeEachEngine('history retention', (engine) => {
     // Device 1 (10 days), 2 (40 days), 3 (for ever): a position and an event a day for 60 days. Device 4 (10 days) stopped
     // reporting 30 days ago: its latest position stays although it is past the cutoff.
     const days = Array.from({ length: 60 }, (_, day) => NOW - (day + 0.5) * DAY);
-    for (const deviceId of [1, 2, 3]) await store(db, engine.name, days.map((time) => position(deviceId, time)));
-    await store(db, engine.name, [position(4, NOW - 31 * DAY), position(4, NOW - 30 * DAY)]);
-    await new TrackingStore(db, engine.name).transaction((repositories) =>
+    for (const deviceId of [1, 2, 3]) await store(db, days.map((time) => position(deviceId, time)));
+    await store(db, [position(4, NOW - 31 * DAY), position(4, NOW - 30 * DAY)]);
+    await new TrackingStore(db).transaction((repositories) =>
       repositories.events.insertMany([1, 2, 3, 4].flatMap((deviceId) => days.map((time) => event(deviceId, time)))),
     );
     const latestBefore = await db.selectFrom('latest_positions').selectAll().orderBy('device_id').execute();
@@ -173,16 +173,16 @@ describeEachEngine('history retention', (engine) => {
   });
 
   it('skips devices that no longer exist (their deletion removes their data)', async () => {
-    await store(db, engine.name, [position(5, NOW - 50 * DAY), position(5, NOW - 1 * DAY)]);
+    await store(db, [position(5, NOW - 50 * DAY), position(5, NOW - 1 * DAY)]);
     const run = await job({ policy: policyOf({ 50: 10 }), ownersOf: () => Promise.resolve(new Map()) }).run();
     assert.equal(run?.positionsDeleted, 0);
     assert.equal((await timesOf('positions', 5)).length, 2);
   });
 
   it('walks devices with positions, events or both, in batches that skip none', async () => {
-    await store(db, engine.name, [1001, 1003, 1005].map((deviceId) => position(deviceId, NOW - 100 * DAY)));
-    await new TrackingStore(db, engine.name).transaction((repositories) => repositories.events.insertMany([1002, 1003, 1006].map((deviceId) => event(deviceId, NOW - 100 * DAY))));
-    const repository = new RetentionRepository(db, engine.name);
+    await store(db, [1001, 1003, 1005].map((deviceId) => position(deviceId, NOW - 100 * DAY)));
+    await new TrackingStore(db).transaction((repositories) => repositories.events.insertMany([1002, 1003, 1006].map((deviceId) => event(deviceId, NOW - 100 * DAY))));
+    const repository = new RetentionRepository(db);
     // Both lists full at two: the walk goes no further than 1003, where both are complete.
     assert.deepEqual(await repository.nextDevices(1000, 2), [1001, 1002, 1003]);
     assert.deepEqual(await repository.nextDevices(1003, 2), [1005, 1006]);
@@ -194,7 +194,7 @@ describeEachEngine('history retention', (engine) => {
   });
 
   it('runs once at a time in a process: a run asked for meanwhile does nothing', async () => {
-    await store(db, engine.name, Array.from({ length: 9 }, (_, index) => position(6, NOW - (100 + index) * DAY)).concat(position(6, NOW)));
+    await store(db, Array.from({ length: 9 }, (_, index) => position(6, NOW - (100 + index) * DAY)).concat(position(6, NOW)));
     const gate = pauseGate();
     const retention = job({ policy: policyOf({ 60: 10 }), pause: gate.pause });
     const first = retention.run();
@@ -205,7 +205,7 @@ describeEachEngine('history retention', (engine) => {
   });
 
   it('stops between chunks when stopped', async () => {
-    await store(db, engine.name, Array.from({ length: 9 }, (_, index) => position(7, NOW - (100 + index) * DAY)).concat(position(7, NOW)));
+    await store(db, Array.from({ length: 9 }, (_, index) => position(7, NOW - (100 + index) * DAY)).concat(position(7, NOW)));
     const retention: RetentionJob = job({
       policy: policyOf({ 70: 10 }),
       pause: () => {
@@ -223,7 +223,7 @@ describeEachEngine('history retention', (engine) => {
     // Devices 21 (10 days), 22 (40 days) and 23 (for ever) report once a day for 60 days, stored together as they arrive:
     // a window of three ids holds one report of each.
     const days = Array.from({ length: 60 }, (_, day) => NOW - (59 - day + 0.5) * DAY);
-    for (const time of days) await store(db, engine.name, [21, 22, 23].map((deviceId) => position(deviceId, time)));
+    for (const time of days) await store(db, [21, 22, 23].map((deviceId) => position(deviceId, time)));
     const windows: number[] = [];
     const run = await job({
       policy: policyOf({ 210: 10, 220: 40, 230: null }),
@@ -242,7 +242,7 @@ describeEachEngine('history retention', (engine) => {
     // Devices 24 and 25 of one owner: a report each a day for 20 days, interleaved. Stopped after the first window of
     // four ids, both have lost their two oldest days.
     const days = Array.from({ length: 20 }, (_, day) => NOW - (119 - day) * DAY);
-    for (const time of days) await store(db, engine.name, [24, 25].map((deviceId) => position(deviceId, time)));
+    for (const time of days) await store(db, [24, 25].map((deviceId) => position(deviceId, time)));
     const retention: RetentionJob = job({
       chunkSize: 4,
       ownersOf: (ids) => Promise.resolve(new Map(ids.filter((id) => id === 24 || id === 25).map((id) => [id, 240]))),
@@ -261,8 +261,8 @@ describeEachEngine('history retention', (engine) => {
   it('deletes an old fix uploaded late, after its neighbours in time, by the next run at the latest', async () => {
     // Device 26 (10 days) reported daily for 60 days, then uploaded a fix of 50 days ago it had kept: the newest id.
     const days = Array.from({ length: 60 }, (_, day) => NOW - (59 - day + 0.5) * DAY);
-    for (const time of days) await store(db, engine.name, [position(26, time)]);
-    await store(db, engine.name, [position(26, NOW - 50 * DAY)]);
+    for (const time of days) await store(db, [position(26, time)]);
+    await store(db, [position(26, NOW - 50 * DAY)]);
     const kept = days.filter((time) => time >= NOW - 10 * DAY);
     const first = await job({ policy: policyOf({ 260: 10 }) }).run();
     // Its id lies past the newest row before the cutoff, so this run's span ends before it.
@@ -274,7 +274,7 @@ describeEachEngine('history retention', (engine) => {
   });
 
   it('runs on its schedule: first a minute after the start, then every interval, until stopped', async () => {
-    await store(db, engine.name, [position(13, NOW - 100 * DAY), position(13, NOW - 99 * DAY), position(13, NOW)]);
+    await store(db, [position(13, NOW - 100 * DAY), position(13, NOW - 99 * DAY), position(13, NOW)]);
     const clock = new FakeClock(NOW);
     const retention = job({ clock, policy: policyOf({ 130: 10 }) });
     retention.start(3_600_000);
@@ -284,7 +284,7 @@ describeEachEngine('history retention', (engine) => {
     const onlyLatest = async () => (await timesOf('positions', 13)).join() === String(NOW);
     await eventually(onlyLatest, 'the first run deleted what was past the cutoff');
     await eventually(() => clock.pending === 1, 'the next run is scheduled');
-    await store(db, engine.name, [position(13, NOW - 50 * DAY)]);
+    await store(db, [position(13, NOW - 50 * DAY)]);
     clock.advance(3_600_000);
     await eventually(onlyLatest, 'the second run deleted what was stored since');
     await retention.stop();
@@ -306,11 +306,11 @@ describeEachEngine('history retention', (engine) => {
       const now = Date.now();
       // Three months of history, a report before any fix (time 0), and one dated years ahead.
       const times = [now - 70 * DAY, now - 35 * DAY, now - DAY, 0, now + 3000 * DAY];
-      const positionIds = await store(oldDb, engine.name, times.map((time) => position(1, time)));
-      const last = await store(oldDb, engine.name, [position(2, now)]);
+      const positionIds = await store(oldDb, times.map((time) => position(1, time)));
+      const last = await store(oldDb, [position(2, now)]);
       await oldDb.deleteFrom('positions').where('id', '=', last[0]!).execute();
       await oldDb.deleteFrom('latest_positions').where('device_id', '=', 2).execute();
-      const eventIds = await new TrackingStore(oldDb, engine.name).transaction((repositories) =>
+      const eventIds = await new TrackingStore(oldDb).transaction((repositories) =>
         repositories.events.insertMany(times.map((time, index) => event(1, time, positionIds[index]!))),
       );
       const positionsBefore = await oldDb.selectFrom('positions').selectAll().orderBy('id').execute();
@@ -320,12 +320,12 @@ describeEachEngine('history retention', (engine) => {
 
       assert.deepEqual(await oldDb.selectFrom('positions').selectAll().orderBy('id').execute(), positionsBefore);
       assert.deepEqual(await oldDb.selectFrom('events').selectAll().orderBy('id').execute(), eventsBefore);
-      const reads = new TrackingStore(oldDb, engine.name);
+      const reads = new TrackingStore(oldDb);
       assert.deepEqual((await reads.positions.latestOf([1])).map((row) => row.id), [positionIds[4]]);
       assert.deepEqual((await reads.positions.historyPage(1, { from: now - 40 * DAY, to: now }, undefined, 10)).map((row) => row.id), [positionIds[1], positionIds[2]]);
       assert.deepEqual((await reads.events.findById(eventIds[2]!))?.position_id, positionIds[2]);
       // Ids go on after the highest ever given, the deleted one included.
-      const [next] = await store(oldDb, engine.name, [position(1, now)]);
+      const [next] = await store(oldDb, [position(1, now)]);
       assert.ok(next! > last[0]!, `${next} after ${last[0]}`);
       const [nextEvent] = await reads.transaction((repositories) => repositories.events.insertMany([event(1, now)]));
       assert.ok(nextEvent! > eventIds.at(-1)!);
@@ -352,7 +352,7 @@ describeEachEngine('history retention', (engine) => {
   it('creates partitions ahead, leaves strays in the default partition and moves them into a month made later', async () => {
     const partitions = new PartitionRepository(db);
     const far = Date.UTC(2031, 2, 10);
-    const [stray] = await store(db, engine.name, [position(8, far)]);
+    const [stray] = await store(db, [position(8, far)]);
     const homeOf = async (id: number) => (await sql<{ home: string }>`select tableoid::regclass::text as home from positions where id = ${id}`.execute(db)).rows[0]?.home;
     assert.equal(await homeOf(stray!), 'positions_default');
 
@@ -380,9 +380,9 @@ describeEachEngine('history retention', (engine) => {
     const december = Date.UTC(2029, 11, 10);
     const january = Date.UTC(2030, 0, 10);
     const february = Date.UTC(2030, 1, 10);
-    const [, latestOf9] = await store(db, engine.name, [position(9, december), position(9, january)]);
-    await store(db, engine.name, [position(11, january), position(11, january + DAY), position(11, february)]);
-    await new TrackingStore(db, engine.name).transaction((repositories) => repositories.events.insertMany([event(9, december), event(9, january), event(11, february)]));
+    const [, latestOf9] = await store(db, [position(9, december), position(9, january)]);
+    await store(db, [position(11, january), position(11, january + DAY), position(11, february)]);
+    await new TrackingStore(db).transaction((repositories) => repositories.events.insertMany([event(9, december), event(9, january), event(11, february)]));
 
     // Every owner with data keeps from February: December and January (ending 2030-02-01) lie wholly before every cutoff.
     const policy: RetentionPolicy = { cutoffOf: () => Promise.resolve(Date.UTC(2030, 1, 1)) };
@@ -394,14 +394,14 @@ describeEachEngine('history retention', (engine) => {
     for (const dropped of run.partitionsDropped) assert.ok(!names.includes(dropped));
     assert.ok(names.includes('positions_2030_02'));
     assert.deepEqual(await timesOf('positions', 9), [january]);
-    assert.deepEqual((await new TrackingStore(db, engine.name).positions.latestOf([9])).map((row) => row.id), [latestOf9]);
+    assert.deepEqual((await new TrackingStore(db).positions.latestOf([9])).map((row) => row.id), [latestOf9]);
     assert.deepEqual(await timesOf('positions', 11), [february]);
     assert.deepEqual(await timesOf('events', 9), []);
     assert.deepEqual(await timesOf('events', 11), [february]);
   });
 
   it('runs on one instance at a time: a second runner against the same database does nothing meanwhile', async () => {
-    await store(db, engine.name, Array.from({ length: 9 }, (_, index) => position(12, NOW - (100 + index) * DAY)).concat(position(12, NOW)));
+    await store(db, Array.from({ length: 9 }, (_, index) => position(12, NOW - (100 + index) * DAY)).concat(position(12, NOW)));
     const other = openDatabase({ engine: 'postgres', url: test.url });
     try {
       const gate = pauseGate();

@@ -1,15 +1,11 @@
-import type { Insertable, Kysely, Selectable } from 'kysely';
+import type { Insertable, Selectable } from 'kysely';
+import { TableAccess } from '../../../platform/db/table-access.ts';
 import type { AuthTables, OpenIdIdentitiesTable, OpenIdStatesTable } from '../tables.ts';
 
 export type OpenIdIdentityRow = Selectable<OpenIdIdentitiesTable>;
 export type OpenIdStateRow = Selectable<OpenIdStatesTable>;
 
-export class OpenIdRepository {
-  private readonly db: Kysely<AuthTables>;
-  constructor(db: Kysely<AuthTables>) {
-    this.db = db;
-  }
-
+export class OpenIdRepository extends TableAccess<AuthTables> {
   async insertState(row: Insertable<OpenIdStatesTable>): Promise<void> {
     await this.db.insertInto('openid_states').values(row).execute();
   }

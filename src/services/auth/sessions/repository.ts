@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { TableAccess } from '../../../platform/db/table-access.ts';
 import type { AuthTables } from '../tables.ts';
 
 export interface NewSession {
@@ -11,12 +12,7 @@ export interface NewSession {
   twoFactorAt: number | null;
 }
 
-export class SessionRepository {
-  private readonly db: Kysely<AuthTables>;
-  constructor(db: Kysely<AuthTables>) {
-    this.db = db;
-  }
-
+export class SessionRepository extends TableAccess<AuthTables> {
   async insert(session: NewSession): Promise<void> {
     await this.db
       .insertInto('sessions')
@@ -101,12 +97,7 @@ export interface NewRefreshToken {
   expiresAt: number;
 }
 
-export class RefreshTokenRepository {
-  private readonly db: Kysely<AuthTables>;
-  constructor(db: Kysely<AuthTables>) {
-    this.db = db;
-  }
-
+export class RefreshTokenRepository extends TableAccess<AuthTables> {
   insert(token: NewRefreshToken): Promise<void> {
     return insertToken(this.db, token);
   }

@@ -1,14 +1,10 @@
-import type { Kysely, Selectable } from 'kysely';
+import type { Selectable } from 'kysely';
+import { TableAccess } from '../../../platform/db/table-access.ts';
 import type { AuthTables, OneTimeTokensTable } from '../tables.ts';
 
 export type OneTimeTokenRow = Selectable<OneTimeTokensTable>;
 
-export class OneTimeTokenRepository {
-  private readonly db: Kysely<AuthTables>;
-  constructor(db: Kysely<AuthTables>) {
-    this.db = db;
-  }
-
+export class OneTimeTokenRepository extends TableAccess<AuthTables> {
   async insert(row: { tokenHash: string; purpose: string; userId: number; codeHash: string | null; createdAt: number; expiresAt: number }): Promise<void> {
     await this.db
       .insertInto('one_time_tokens')

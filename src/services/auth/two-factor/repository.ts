@@ -1,15 +1,11 @@
 import type { Kysely, Selectable } from 'kysely';
+import { TableAccess } from '../../../platform/db/table-access.ts';
 import type { AuthTables, TwoFactorTable } from '../tables.ts';
 import { isUniqueViolation } from '../users/repository.ts';
 
 export type TwoFactorRow = Selectable<TwoFactorTable>;
 
-export class TwoFactorRepository {
-  private readonly db: Kysely<AuthTables>;
-  constructor(db: Kysely<AuthTables>) {
-    this.db = db;
-  }
-
+export class TwoFactorRepository extends TableAccess<AuthTables> {
   find(userId: number): Promise<TwoFactorRow | undefined> {
     return this.db.selectFrom('two_factor').selectAll().where('user_id', '=', userId).executeTakeFirst();
   }

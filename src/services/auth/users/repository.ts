@@ -1,6 +1,7 @@
 import type { FactRecorder } from '../../../platform/outbox/outbox.ts';
 import { sql } from 'kysely';
-import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
+import type { Insertable, Selectable, Updateable } from 'kysely';
+import { TableAccess } from '../../../platform/db/table-access.ts';
 import type { AuthTables, UsersTable } from '../tables.ts';
 
 export type UserRow = Selectable<UsersTable>;
@@ -12,12 +13,7 @@ export interface UserListQuery {
   limit: number;
 }
 
-export class UserRepository {
-  private readonly db: Kysely<AuthTables>;
-  constructor(db: Kysely<AuthTables>) {
-    this.db = db;
-  }
-
+export class UserRepository extends TableAccess<AuthTables> {
   findById(id: number): Promise<UserRow | undefined> {
     return this.db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
   }

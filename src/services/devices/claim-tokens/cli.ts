@@ -57,7 +57,7 @@ export async function runClaimTokensCommand(args: string[], config: Config, outp
   try {
     await migrateModules(database, [devicesMigrations]);
     // Importing and exporting change nothing a user sees of a device, so no running server needs to hear of them.
-    const service = new ClaimTokenService(new DevicesStore(database.db as Kysely<DevicesTables>, database.engine), new EventBus(pino({ level: 'silent' })));
+    const service = new ClaimTokenService(new DevicesStore(database.db as Kysely<DevicesTables>), new EventBus(pino({ level: 'silent' })));
     if (action === 'import') {
       const tokens = await importClaimTokens(service, await readFile(target, 'utf8'), { transfer });
       output.out(formatImportedTokens(tokens));

@@ -1,4 +1,5 @@
-import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
+import type { Insertable, Selectable, Updateable } from 'kysely';
+import { TableAccess } from '../../../platform/db/table-access.ts';
 import type { ClaimTokensTable, DevicesTables } from '../tables.ts';
 
 export type ClaimTokenRow = Selectable<ClaimTokensTable>;
@@ -14,12 +15,7 @@ export interface ClaimTokenFilters {
 /** Values per IN list, well under both engines' bound-parameter limits. */
 const LOOKUP_CHUNK = 500;
 
-export class ClaimTokenRepository {
-  private readonly db: Kysely<DevicesTables>;
-  constructor(db: Kysely<DevicesTables>) {
-    this.db = db;
-  }
-
+export class ClaimTokenRepository extends TableAccess<DevicesTables> {
   find(token: string): Promise<ClaimTokenRow | undefined> {
     return this.db.selectFrom('claim_tokens').selectAll().where('token', '=', token).executeTakeFirst();
   }

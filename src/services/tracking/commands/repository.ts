@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
-import type { Kysely, Selectable } from 'kysely';
-import type { Engine } from '../../../platform/db/database.ts';
+import type { Selectable } from 'kysely';
+import { TableAccess } from '../../../platform/db/table-access.ts';
 import type { CommandsTable, SavedCommandsTable, TrackingTables } from '../tables.ts';
 import type { CommandStatus } from './types.ts';
 
@@ -27,17 +27,9 @@ function storedFields(command: NewCommand) {
 }
 
 /** Every query of the commands, the saved commands and the devices' protocols. */
-export class CommandRepository {
-  readonly #db: Kysely<TrackingTables>;
-  readonly #engine: Engine;
-
-  constructor(db: Kysely<TrackingTables>, engine: Engine) {
-    this.#db = db;
-    this.#engine = engine;
-  }
-
+export class CommandRepository extends TableAccess<TrackingTables> {
   async insert(command: NewCommand): Promise<CommandRow> {
-    return this.#db
+    return this.db
       .insertInto('commands')
       .values({ ...storedFields(command), status: 'queued' })
       .returningAll()
@@ -49,13 +41,13 @@ export class CommandRepository {
    * `at`) when none of the device's queued commands created at or after `since` is ahead of it, else queued behind them.
    */
   insertClaimed(command: NewCommand, since: number, at: number): Promise<CommandRow> {
-    const ahead = this.#db
+    const ahead = this.db
       .selectFrom('commands')
       .select('id')
       .where('device_id', '=', command.deviceId)
       .where('status', '=', 'queued')
       .where('created_at', '>=', since);
-    return this.#db
+    return this.db
       .insertInto('commands')
       .values({
         ...storedFields(command),
@@ -67,7 +59,7 @@ export class CommandRepository {
   }
 
   findById(id: number): Promise<CommandRow | undefined> {
-    return this.#db.selectFrom('commands').selectAll().where('id', '=', id).executeTakeFirst();
+    return this.db.selectFrom('commands').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
   /**
@@ -76,7 +68,7 @@ export class CommandRepository {
    * claiming (rather than waiting for it and then finding it taken); SQLite has one writer at a time.
    */
   claimOldest(deviceId: number, since: number, at: number): Promise<CommandRow | undefined> {
-    const oldest = this.#db
+    const oldest = this.db
       .selectFrom('commands')
       .select('id')
       .where('device_id', '=', deviceId)
@@ -84,10 +76,10 @@ export class CommandRepository {
       .where('created_at', '>=', since)
       .orderBy('id')
       .limit(1);
-    return this.#db
+    return this.db
       .updateTable('commands')
       .set({ status: 'sent', sent_at: at })
-      .where('id', '=', (this.#engine === 'postgres' ? oldest.forUpdate().skipLocked() : oldest))
+      .where('id', '=', (this.engine === 'postgres' ? oldest.forUpdate().skipLocked() : oldest))
       .where('status', '=', 'queued')
       .returningAll()
       .executeTakeFirst();
@@ -100,7 +92,7 @@ export class CommandRepository {
   async transition(id: number, from: CommandStatus, to: CommandStatus, at: number): Promise<CommandRow | undefined> {
     // Back to the queue, or failed after its claim: nothing went out, so it has no sentAt.
     const times = to === 'sent' ? { sent_at: at } : to === 'delivered' ? { delivered_at: at } : to === 'queued' || to === 'failed' ? { sent_at: null } : {};
-    return this.#db
+    return this.db
       .updateTable('commands')
       .set({ status: to, ...times })
       .where('id', '=', id)
@@ -111,7 +103,7 @@ export class CommandRepository {
 
   /** The device's oldest command still awaiting an answer. */
   oldestSent(deviceId: number): Promise<CommandRow | undefined> {
-    return this.#db
+    return this.db
       .selectFrom('commands')
       .selectAll()
       .where('device_id', '=', deviceId)
@@ -123,14 +115,14 @@ export class CommandRepository {
 
   /** Queued commands created before `cutoff` become expired; answers those this call moved. */
   expire(cutoff: number, deviceId?: number): Promise<CommandRow[]> {
-    let query = this.#db.updateTable('commands').set({ status: 'expired' }).where('status', '=', 'queued').where('created_at', '<', cutoff);
+    let query = this.db.updateTable('commands').set({ status: 'expired' }).where('status', '=', 'queued').where('created_at', '<', cutoff);
     if (deviceId !== undefined) query = query.where('device_id', '=', deviceId);
     return query.returningAll().execute();
   }
 
   /** History of one device in [from, to] by createdAt, ascending. */
   history(deviceId: number, from: number, to: number, limit: number): Promise<CommandRow[]> {
-    return this.#db
+    return this.db
       .selectFrom('commands')
       .selectAll()
       .where('device_id', '=', deviceId)
@@ -143,33 +135,33 @@ export class CommandRepository {
   }
 
   async removeDevice(deviceId: number): Promise<void> {
-    await this.#db.deleteFrom('commands').where('device_id', '=', deviceId).execute();
-    await this.#db.deleteFrom('device_protocols').where('device_id', '=', deviceId).execute();
+    await this.db.deleteFrom('commands').where('device_id', '=', deviceId).execute();
+    await this.db.deleteFrom('device_protocols').where('device_id', '=', deviceId).execute();
   }
 
   async removeUser(userId: number): Promise<void> {
-    await this.#db.deleteFrom('saved_commands').where('user_id', '=', userId).execute();
+    await this.db.deleteFrom('saved_commands').where('user_id', '=', userId).execute();
   }
 
   // --- saved commands ---
 
   insertSaved(row: Omit<SavedCommandRow, 'id'>): Promise<SavedCommandRow> {
-    return this.#db.insertInto('saved_commands').values(row).returningAll().executeTakeFirstOrThrow();
+    return this.db.insertInto('saved_commands').values(row).returningAll().executeTakeFirstOrThrow();
   }
 
   findSaved(id: number): Promise<SavedCommandRow | undefined> {
-    return this.#db.selectFrom('saved_commands').selectAll().where('id', '=', id).executeTakeFirst();
+    return this.db.selectFrom('saved_commands').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
   /** The user's own saved commands and those administrators created, ascending by id; `all` (administrators): every one. */
   listSaved(userId: number, all: boolean, limit: number): Promise<SavedCommandRow[]> {
-    let query = this.#db.selectFrom('saved_commands').selectAll();
+    let query = this.db.selectFrom('saved_commands').selectAll();
     if (!all) query = query.where((eb) => eb.or([eb('user_id', '=', userId), eb('by_administrator', '=', 1)]));
     return query.orderBy('id').limit(limit).execute();
   }
 
   countSaved(userId: number): Promise<number> {
-    return this.#db
+    return this.db
       .selectFrom('saved_commands')
       .select((eb) => eb.fn.countAll<number>().as('count'))
       .where('user_id', '=', userId)
@@ -178,22 +170,22 @@ export class CommandRepository {
   }
 
   updateSaved(id: number, changes: Pick<SavedCommandRow, 'description' | 'type' | 'attributes'>): Promise<SavedCommandRow | undefined> {
-    return this.#db.updateTable('saved_commands').set(changes).where('id', '=', id).returningAll().executeTakeFirst();
+    return this.db.updateTable('saved_commands').set(changes).where('id', '=', id).returningAll().executeTakeFirst();
   }
 
   async deleteSaved(id: number): Promise<void> {
-    await this.#db.deleteFrom('saved_commands').where('id', '=', id).execute();
+    await this.db.deleteFrom('saved_commands').where('id', '=', id).execute();
   }
 
   // --- protocols ---
 
   async protocolOf(deviceId: number): Promise<string | undefined> {
-    const row = await this.#db.selectFrom('device_protocols').select('protocol').where('device_id', '=', deviceId).executeTakeFirst();
+    const row = await this.db.selectFrom('device_protocols').select('protocol').where('device_id', '=', deviceId).executeTakeFirst();
     return row?.protocol;
   }
 
   async setProtocol(deviceId: number, protocol: string, at: number): Promise<void> {
-    await this.#db
+    await this.db
       .insertInto('device_protocols')
       .values({ device_id: deviceId, protocol, updated_at: at })
       .onConflict((oc) => oc.column('device_id').doUpdateSet({ protocol, updated_at: at }))

@@ -1,4 +1,5 @@
-import type { Insertable, Kysely, Selectable } from 'kysely';
+import type { Insertable, Selectable } from 'kysely';
+import { TableAccess } from '../../../platform/db/table-access.ts';
 import { chunksOf } from '../chunks.ts';
 import type { TimeRange } from '../positions/repository.ts';
 import type { EventsTable, TrackingTables } from '../tables.ts';
@@ -18,13 +19,7 @@ export interface EventFilter {
   limit: number;
 }
 
-export class EventRepository {
-  private readonly db: Kysely<TrackingTables>;
-
-  constructor(db: Kysely<TrackingTables>) {
-    this.db = db;
-  }
-
+export class EventRepository extends TableAccess<TrackingTables> {
   /** Multi-row inserts (call inside a transaction); ids in input order, as for positions. */
   async insertMany(rows: readonly NewEventRow[]): Promise<number[]> {
     const ids: number[] = [];

@@ -1,4 +1,5 @@
-import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
+import type { Insertable, Selectable, Updateable } from 'kysely';
+import { TableAccess } from '../../../platform/db/table-access.ts';
 import { chunksOf } from '../chunks.ts';
 import type { GeofencesTable, TrackingTables } from '../tables.ts';
 
@@ -6,13 +7,7 @@ export type GeofenceRow = Selectable<GeofencesTable>;
 
 const ID_CHUNK = 10_000;
 
-export class GeofenceRepository {
-  private readonly db: Kysely<TrackingTables>;
-
-  constructor(db: Kysely<TrackingTables>) {
-    this.db = db;
-  }
-
+export class GeofenceRepository extends TableAccess<TrackingTables> {
   async insert(values: Insertable<GeofencesTable>): Promise<GeofenceRow> {
     return this.db.insertInto('geofences').values(values).returningAll().executeTakeFirstOrThrow();
   }

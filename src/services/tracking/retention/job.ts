@@ -66,7 +66,7 @@ export class RetentionJob {
 
   constructor(options: RetentionJobOptions) {
     this.#options = options;
-    this.#repository = new RetentionRepository(options.db, options.engine);
+    this.#repository = new RetentionRepository(options.db);
     this.#partitions = options.engine === 'postgres' ? new PartitionRepository(options.db) : undefined;
     this.#pause = options.pause ?? ((chunkMs) => sleep(PAUSE_PER_CHUNK_TIME * chunkMs));
     this.#metrics = options.metrics ? retentionMetrics(options.metrics) : undefined;

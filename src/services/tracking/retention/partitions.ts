@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Kysely, RawBuilder } from 'kysely';
+import { TableAccess } from '../../../platform/db/table-access.ts';
 
 /**
  * PostgreSQL keeps positions and events in monthly range partitions of their time column (epoch
@@ -61,15 +62,8 @@ const LOCK_TIMEOUT = '500ms';
 const PARTITION_DDL_LOCK = 0x7473_7061_7274;
 
 /** Partition bookkeeping on PostgreSQL; only the tracking module's tables. */
-export class PartitionRepository {
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- partitions are not in the typed schema
-  private readonly db: Kysely<any>;
-
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- partitions are not in the typed schema
-  constructor(db: Kysely<any>) {
-    this.db = db;
-  }
-
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- partitions are not in the typed schema
+export class PartitionRepository extends TableAccess<any> {
   /** The month partitions of the table (not the default one), oldest first. */
   async list(table: string): Promise<Partition[]> {
     const result = await sql<{ name: string; bound: string }>`

@@ -23,7 +23,7 @@ describeEachEngine('command delivery', (engine) => {
 
   before(async () => {
     server = await startTestServer(engine);
-    repository = new CommandRepository(server.database!.db as Kysely<TrackingTables>, server.database!.engine);
+    repository = new CommandRepository(server.database!.db as Kysely<TrackingTables>);
     delivery = new CommandDelivery({ repository, bus: server.bus, redis: undefined, keyPrefix: 'unused', ttlMs: TTL_MS, log: server.app.log, now: () => now });
   });
   after(() => server.dispose());
