@@ -88,39 +88,40 @@ describeEachEngine('auth: reset and resend do not tell whether an address has an
   /** The answer if it is there before the work for an existing account starts, else 'still working'. */
   const answerOrWork = (answer: unknown, limiter: HeldLimiter) => Promise.race([Promise.resolve(answer), limiter.hit1.then(() => 'still working')]);
 
-  it('password reset answers before looking the address up; the work for an existing account follows the answer', async () => {
-    const id = await createUser(server, { email: 'known-reset@example.com' });
-    const limiter = new HeldLimiter();
-    const { reset, mail } = services(limiter);
+  const flows = [
+    {
+      name: 'password reset',
+      purpose: 'password_reset',
+      verified: true,
+      message: RESET_MESSAGE,
+      ask: (both: ReturnType<typeof services>, email: string, ip: string) => both.reset.request(email, ip),
+    },
+    {
+      name: 'resend-verification',
+      purpose: 'email_verification',
+      verified: false,
+      message: RESEND_MESSAGE,
+      ask: (both: ReturnType<typeof services>, email: string, ip: string) => both.registration.resend(email, ip),
+    },
+  ];
+  for (const [index, { name, purpose, verified, message, ask }] of flows.entries()) {
+    it(`${name} answers before looking the address up; the work for an existing account follows the answer`, async () => {
+      const ip = `10.5.0.${index + 1}`;
+      const id = await createUser(server, { email: `known-${purpose}@example.com`, verified });
+      const limiter = new HeldLimiter();
+      const both = services(limiter);
 
-    assert.deepEqual(await answerOrWork(reset.request('known-reset@example.com', '10.5.0.1'), limiter), { message: RESET_MESSAGE });
-    await limiter.hit1;
-    assert.equal(await tokenRows(id, 'password_reset'), 0, 'answered before the link was issued');
-    limiter.release();
-    await mail.settled();
-    assert.equal(await tokenRows(id, 'password_reset'), 1, 'the link was issued after the answer');
+      assert.deepEqual(await answerOrWork(ask(both, `known-${purpose}@example.com`, ip), limiter), { message });
+      await limiter.hit1;
+      assert.equal(await tokenRows(id, purpose), 0, 'answered before the link was issued');
+      limiter.release();
+      await both.mail.settled();
+      assert.equal(await tokenRows(id, purpose), 1, 'the link was issued after the answer');
 
-    assert.deepEqual(reset.request('unknown-reset@example.com', '10.5.0.1'), { message: RESET_MESSAGE });
-    await mail.settled();
-    assert.equal(limiter.hits, 2, 'an unknown address gets no further than the lookup');
-    await mail.stop();
-  });
-
-  it('resend-verification answers before looking the address up; the work for an existing account follows the answer', async () => {
-    const id = await createUser(server, { email: 'known-resend@example.com', verified: false });
-    const limiter = new HeldLimiter();
-    const { registration, mail } = services(limiter);
-
-    assert.deepEqual(await answerOrWork(registration.resend('known-resend@example.com', '10.5.0.2'), limiter), { message: RESEND_MESSAGE });
-    await limiter.hit1;
-    assert.equal(await tokenRows(id, 'email_verification'), 0, 'answered before the link was issued');
-    limiter.release();
-    await mail.settled();
-    assert.equal(await tokenRows(id, 'email_verification'), 1, 'the link was issued after the answer');
-
-    assert.deepEqual(registration.resend('unknown-resend@example.com', '10.5.0.2'), { message: RESEND_MESSAGE });
-    await mail.settled();
-    assert.equal(limiter.hits, 2, 'an unknown address gets no further than the lookup');
-    await mail.stop();
-  });
+      assert.deepEqual(ask(both, `unknown-${purpose}@example.com`, ip), { message });
+      await both.mail.settled();
+      assert.equal(limiter.hits, 2, 'an unknown address gets no further than the lookup');
+      await both.mail.stop();
+    });
+  }
 });

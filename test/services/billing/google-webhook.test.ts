@@ -3,7 +3,6 @@ import { randomUUID } from 'node:crypto';
 import { after, before, it } from 'node:test';
 import type { SubscriptionStatus } from '../../../src/services/billing/providers/index.ts';
 import { describeEachEngine } from '../../support/engines.ts';
-import { startTestServer } from '../../support/server.ts';
 import type { TestLogin, TestServer } from '../../support/server.ts';
 import {
   GOOGLE_PACKAGE_NAME,
@@ -240,20 +239,5 @@ describeEachEngine('billing: Google Play webhook', (engine) => {
       '',
     ];
     for (const body of bodies) await rejected(body, authorization, 'INVALID_PAYLOAD');
-  });
-});
-
-describeEachEngine('billing: Google Play webhook without configuration', (engine) => {
-  let server: TestServer;
-  before(async () => {
-    server = await startTestServer(engine);
-  });
-  after(() => server?.dispose());
-
-  it('answers 400 PROVIDER_NOT_CONFIGURED and stores nothing', async () => {
-    const response = await postGoogle(server.app, pushEnvelope({ testNotification: {} }), 'Bearer x');
-    assert.equal(response.statusCode, 400);
-    assert.equal(response.json().code, 'PROVIDER_NOT_CONFIGURED');
-    assert.equal(await countRows(server.database, 'billing_webhook_events'), 0);
   });
 });

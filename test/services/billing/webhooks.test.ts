@@ -3,8 +3,12 @@ import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
 import { ConfigError, loadConfig } from '../../../src/config.ts';
 import { createWebhookVerifiers } from '../../../src/services/billing/webhooks.ts';
-import { startBillingTestProviders } from './support/providers.ts';
+import { describeEachEngine } from '../../support/engines.ts';
+import { startTestServer } from '../../support/server.ts';
+import type { TestServer } from '../../support/server.ts';
+import { postApple, postGoogle, postStripe, pushEnvelope, startBillingTestProviders, stripeEvent, stripeSubscription } from './support/providers.ts';
 import type { BillingTestProviders } from './support/providers.ts';
+import { countRows } from './support/state.ts';
 
 const log = pino({ level: 'silent' });
 
@@ -48,4 +52,26 @@ describe('billing webhook configuration', () => {
     assert.ok(createWebhookVerifiers(config, log).apple);
     assert.equal(loadConfig({ APPLE_ONLINE_CHECKS: 'off' }).apple.onlineChecks, false);
   });
+});
+
+describeEachEngine('billing: webhooks of providers that are not configured', (engine) => {
+  let server: TestServer;
+  before(async () => {
+    server = await startTestServer(engine);
+  });
+  after(() => server?.dispose());
+
+  const deliveries = {
+    Stripe: () => postStripe(server.app, stripeEvent('customer.subscription.created', stripeSubscription({ id: 'sub_unconfigured', userId: 1 }))),
+    'App Store': () => postApple(server.app, { signedPayload: 'a.b.c' }),
+    'Google Play': () => postGoogle(server.app, pushEnvelope({ testNotification: {} }), 'Bearer x'),
+  };
+  for (const [provider, deliver] of Object.entries(deliveries)) {
+    it(`${provider}: answers 400 PROVIDER_NOT_CONFIGURED and stores nothing`, async () => {
+      const response = await deliver();
+      assert.equal(response.statusCode, 400);
+      assert.equal(response.json().code, 'PROVIDER_NOT_CONFIGURED');
+      assert.equal(await countRows(server.database, 'billing_webhook_events'), 0);
+    });
+  }
 });
