@@ -70,11 +70,23 @@ describe('web app: notifications', { skip: unavailable }, () => {
             window.shownNotifications.push(title);
           }
         };
-        PushManager.prototype.getSubscription = async () => null;
+        // Kept in sessionStorage: a browser keeps its subscription across reloads.
+        const subscriptionOf = (json) => ({
+          toJSON: () => json,
+          unsubscribe: async () => {
+            sessionStorage.removeItem('testPushSubscription');
+            return true;
+          },
+        });
+        PushManager.prototype.getSubscription = async () => {
+          const json = sessionStorage.getItem('testPushSubscription');
+          return json ? subscriptionOf(JSON.parse(json)) : null;
+        };
         PushManager.prototype.subscribe = async function (options) {
           const key = btoa(String.fromCharCode(...new Uint8Array(options.applicationServerKey))).replace(/\\+/g, '-').replace(/\\//g, '_').replace(/=+$/, '');
           const json = await window.subscribeAtTestPushService(key);
-          return { toJSON: () => json };
+          sessionStorage.setItem('testPushSubscription', JSON.stringify(json));
+          return subscriptionOf(json);
         };`,
     });
     await signInOnPage(page, web, 'notified@example.com', password);
@@ -146,8 +158,14 @@ describe('web app: notifications', { skip: unavailable }, () => {
     await page.getByRole('button', { name: words.pushEnable }).click();
     await page.getByText(words.pushOn).waitFor();
     await page.getByText(words.pushName).waitFor();
+    assert.match(await page.getByRole('listitem').filter({ hasText: words.pushName }).innerText(), new RegExp(`· ${words.thisBrowser} ·`));
     const targets = await api<PushTarget[]>('GET', '/api/notifications/targets');
     assert.deepEqual(targets.map((target) => [target.kind, target.name]), [['webpush', words.pushName]]);
+
+    await page.reload();
+    await page.getByRole('button', { name: words.pushDisable }).waitFor();
+    await page.getByText(words.pushOn).waitFor();
+    assert.equal(await page.getByRole('button', { name: words.pushEnable }).count(), 0, 'a browser with push on is not offered to turn it on again');
     const worker = await page.evaluate<string | undefined>("navigator.serviceWorker.getRegistration('/').then((registration) => registration?.active?.scriptURL)");
     assert.equal(worker, `${web.url}/sw.js`);
 
@@ -194,5 +212,16 @@ describe('web app: notifications', { skip: unavailable }, () => {
     );
     await page.waitForURL(`${web.url}/devices/${device!.id}`);
     await page.getByRole('heading', { level: 1, name: 'Garden dog' }).waitFor();
+  });
+
+  it('turns push off in this browser: the subscription is dropped and its target removed', async () => {
+    await page.getByRole('link', { name: t.nav.notifications }).click();
+    await page.getByRole('button', { name: words.pushDisable }).click();
+    await page.getByRole('button', { name: words.pushEnable }).waitFor();
+    await page.getByText(words.noTargets).waitFor();
+    assert.deepEqual(await api<PushTarget[]>('GET', '/api/notifications/targets'), []);
+    assert.equal(await page.evaluate<boolean>("navigator.serviceWorker.getRegistration('/').then((registration) => registration.pushManager.getSubscription()).then((subscription) => subscription === null)"), true);
+    assert.equal(await page.evaluate<string | null>("localStorage.getItem('trackstack.pushTarget')"), null);
+    await captureScreen(page, 'notifications-push-off');
   });
 });

@@ -417,6 +417,8 @@ export const t = {
     pushHint: 'Get a notification from this browser even when the app is closed, for the rules with Browser push.',
     pushEnable: 'Turn on push in this browser',
     pushOn: 'Push is on for this browser.',
+    pushDisable: 'Turn off push in this browser',
+    thisBrowser: 'this browser',
     pushDenied: 'The browser blocks notifications for this site. Allow them in the site settings, then try again.',
     pushUnsupported: 'This browser cannot receive push notifications.',
     pushUnavailable: 'This server does not send browser push notifications.',

@@ -1,6 +1,6 @@
 import { useSyncExternalStore } from 'react';
 import type { PushTarget, WebPushSubscription } from '../../src/client/index.ts';
-import { api } from './api.ts';
+import { api, errorCode } from './api.ts';
 import { navigate } from './router.tsx';
 
 /** Web Push needs a service worker and the Push API; some browsers (and private windows) have neither. */
@@ -10,9 +10,26 @@ export function pushSupported(): boolean {
 
 export class PushPermissionDenied extends Error {}
 
+/** Where this browser keeps the id of the push target it registered, to find itself in the list of targets. */
+const OWN_TARGET_KEY = 'trackstack.pushTarget';
+
+/** The id of the push target this browser registered, if it did. */
+export function ownPushTarget(): number | undefined {
+  const id = Number(localStorage.getItem(OWN_TARGET_KEY));
+  return Number.isSafeInteger(id) && id > 0 ? id : undefined;
+}
+
+/** This browser's push subscription, when it has one it may use: null when it has none or may not show notifications. */
+export async function browserPushSubscription(): Promise<PushSubscription | null> {
+  if (!pushSupported() || Notification.permission !== 'granted') return null;
+  const registration = await navigator.serviceWorker.getRegistration('/');
+  return (await registration?.pushManager.getSubscription()) ?? null;
+}
+
 /**
  * Turns on push in this browser: asks the person, registers the service worker (root scope),
- * subscribes with the server's VAPID key and registers the subscription as a push target.
+ * subscribes with the server's VAPID key and registers the subscription as a push target (the same
+ * subscription registered again answers its existing target).
  */
 export async function enablePush(name: string): Promise<PushTarget> {
   if ((await Notification.requestPermission()) !== 'granted') throw new PushPermissionDenied();
@@ -22,7 +39,21 @@ export async function enablePush(name: string): Promise<PushTarget> {
   const subscription =
     (await registration.pushManager.getSubscription()) ??
     (await registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: base64UrlBytes(key) }));
-  return api.registerPushTarget({ kind: 'webpush', subscription: subscription.toJSON() as WebPushSubscription, name });
+  const target = await api.registerPushTarget({ kind: 'webpush', subscription: subscription.toJSON() as WebPushSubscription, name });
+  localStorage.setItem(OWN_TARGET_KEY, String(target.id));
+  return target;
+}
+
+/** Turns push off in this browser: drops its subscription, then its push target (already gone: nothing to do). */
+export async function disablePush(): Promise<void> {
+  await (await browserPushSubscription())?.unsubscribe();
+  const id = ownPushTarget();
+  if (id !== undefined) {
+    await api.deletePushTarget(id).catch((error: unknown) => {
+      if (errorCode(error) !== 'NOT_FOUND') throw error;
+    });
+  }
+  localStorage.removeItem(OWN_TARGET_KEY);
 }
 
 function base64UrlBytes(text: string): Uint8Array<ArrayBuffer> {

@@ -4,7 +4,7 @@ import type { FormEvent } from 'react';
 import type { Device, NotificationChannel, NotificationRule, NotificationRuleRequest } from '../../../src/client/index.ts';
 import { api, errorCode } from '../api.ts';
 import { dateTime, t } from '../i18n.ts';
-import { enablePush, PushPermissionDenied, pushSupported, useReceivedPushes } from '../push.ts';
+import { browserPushSubscription, disablePush, enablePush, ownPushTarget, PushPermissionDenied, pushSupported, useReceivedPushes } from '../push.ts';
 import { Link } from '../router.tsx';
 import { ErrorNote, Field, Loading, Note, Page } from '../ui.tsx';
 
@@ -251,9 +251,18 @@ function FailedDeliveries({ names }: { names: Map<number, string> }) {
 function PushOptIn() {
   const queryClient = useQueryClient();
   const targets = useQuery({ queryKey: ['notifications', 'targets'], queryFn: () => api.pushTargets() });
+  const subscription = useQuery({ queryKey: ['push', 'subscription'], queryFn: browserPushSubscription });
   const received = useReceivedPushes();
-  const enable = useMutation({ mutationFn: () => enablePush(words.pushName), onSuccess: () => void queryClient.invalidateQueries({ queryKey: ['notifications', 'targets'] }) });
-  const remove = useMutation({ mutationFn: (id: number) => api.deletePushTarget(id), onSuccess: () => void queryClient.invalidateQueries({ queryKey: ['notifications', 'targets'] }) });
+  const refresh = () => {
+    void queryClient.invalidateQueries({ queryKey: ['notifications', 'targets'] });
+    void queryClient.invalidateQueries({ queryKey: ['push', 'subscription'] });
+  };
+  const enable = useMutation({ mutationFn: () => enablePush(words.pushName), onSettled: refresh });
+  const disable = useMutation({ mutationFn: disablePush, onSettled: refresh });
+  const remove = useMutation({ mutationFn: (id: number) => api.deletePushTarget(id), onSuccess: refresh });
+  const own = ownPushTarget();
+  // On while this browser is subscribed and its target is still listed: removed from the list, it gets nothing.
+  const on = Boolean(subscription.data) && targets.data?.some((target) => target.id === own) === true;
   const failure = enable.error
     ? enable.error instanceof PushPermissionDenied
       ? words.pushDenied
@@ -267,14 +276,21 @@ function PushOptIn() {
     <section className="card" aria-labelledby="push">
       <h2 id="push">{words.push}</h2>
       <p>{words.pushHint}</p>
-      {pushSupported() ? (
+      {!pushSupported() ? (
+        <p>{words.pushUnsupported}</p>
+      ) : on ? (
+        <>
+          <Note kind="success">{words.pushOn}</Note>
+          <button type="button" onClick={() => disable.mutate()} disabled={disable.isPending}>
+            {words.pushDisable}
+          </button>
+        </>
+      ) : (
         <button type="button" onClick={() => enable.mutate()} disabled={enable.isPending}>
           {words.pushEnable}
         </button>
-      ) : (
-        <p>{words.pushUnsupported}</p>
       )}
-      {enable.isSuccess && <Note kind="success">{words.pushOn}</Note>}
+      <ErrorNote error={disable.error} />
       {failure ? (
         <div className="note error" role="alert">
           {failure}
@@ -288,7 +304,7 @@ function PushOptIn() {
       <ul className="plain">
         {targets.data?.map((target) => (
           <li key={target.id}>
-            {target.name ?? channelName(target.kind)} <small>· {channelName(target.kind)} · {target.hint}</small>{' '}
+            {target.name ?? channelName(target.kind)} <small>· {target.id === own ? words.thisBrowser : channelName(target.kind)} · {target.hint}</small>{' '}
             <button type="button" className="link" onClick={() => remove.mutate(target.id)}>
               {words.removeTarget(target.name ?? target.hint)}
             </button>
