@@ -224,4 +224,14 @@ describe('web app: notifications', { skip: unavailable }, () => {
     assert.equal(await page.evaluate<string | null>("localStorage.getItem('trackstack.pushTarget')"), null);
     await captureScreen(page, 'notifications-push-off');
   });
+
+  it("signing out turns push off in this browser first: the next person here gets none of this account's pushes", async () => {
+    await page.getByRole('button', { name: words.pushEnable }).click();
+    await page.getByText(words.pushOn).waitFor();
+    assert.equal((await api<PushTarget[]>('GET', '/api/notifications/targets')).length, 1);
+    await page.getByRole('button', { name: t.nav.signOut }).click();
+    await page.waitForURL(`${web.url}/login`);
+    assert.deepEqual(await api<PushTarget[]>('GET', '/api/notifications/targets'), []);
+    assert.equal(await page.evaluate<boolean>("navigator.serviceWorker.getRegistration('/').then((registration) => registration.pushManager.getSubscription()).then((subscription) => subscription === null)"), true);
+  });
 });

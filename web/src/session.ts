@@ -4,6 +4,7 @@ import { LoggedOutError } from '../../src/client/index.ts';
 import type { User } from '../../src/client/index.ts';
 import { api, onLoggedOut } from './api.ts';
 import { live } from './live.ts';
+import { disablePush, ownPushTarget } from './push.ts';
 
 export const PROFILE_KEY = ['profile'] as const;
 
@@ -42,8 +43,13 @@ export function useSession() {
   });
 }
 
+/**
+ * Signs out. Push is turned off first (as far as it can be), while the session can still delete this
+ * browser's target: the next person at this browser must not receive this account's notifications.
+ */
 export async function signOut(queryClient: ReturnType<typeof useQueryClient>): Promise<void> {
   try {
+    if (ownPushTarget() !== undefined) await disablePush().catch(() => undefined);
     await api.logout();
   } finally {
     live.stop();
