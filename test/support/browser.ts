@@ -126,6 +126,43 @@ export async function assertAccessible(page: Page, screen: string): Promise<void
   assert.deepEqual(violations, [], `${screen}: axe-core violations`);
 }
 
+/**
+ * No text runs out of its box and the page does not scroll sideways: what a person would see as
+ * words running out of their card or cut off. Boxes that scroll or clip on purpose, the map and
+ * boxes hidden for the eye are left out.
+ */
+export async function assertNothingOverflows(page: Page, screen: string): Promise<void> {
+  const overflowing = await page.evaluate(() => {
+    const scope = globalThis as unknown as {
+      document: { documentElement: { scrollWidth: number }; querySelectorAll(selector: string): ArrayLike<OverflowProbe> };
+      innerWidth: number;
+      getComputedStyle(element: OverflowProbe): { overflowX: string; display: string };
+    };
+    interface OverflowProbe {
+      scrollWidth: number;
+      clientWidth: number;
+      clientHeight: number;
+      tagName: string;
+      id: string;
+      className: unknown;
+      closest(selector: string): unknown;
+    }
+    const found: string[] = [];
+    if (scope.document.documentElement.scrollWidth > scope.innerWidth) found.push(`the page is ${scope.document.documentElement.scrollWidth} px wide`);
+    for (const element of Array.from(scope.document.querySelectorAll('body *'))) {
+      // A box of a pixel or less is hidden for the eye and kept for screen readers.
+      if (element.closest('.maplibregl-map, svg, canvas') || element.clientWidth <= 1 || element.clientHeight <= 1) continue;
+      const style = scope.getComputedStyle(element);
+      if (style.overflowX !== 'visible' || style.display === 'inline') continue;
+      if (element.scrollWidth > element.clientWidth + 1) {
+        found.push(`${element.tagName.toLowerCase()}${element.id ? `#${element.id}` : ''}${typeof element.className === 'string' && element.className ? `.${element.className.split(' ').join('.')}` : ''} (${element.scrollWidth} > ${element.clientWidth})`);
+      }
+    }
+    return found;
+  });
+  assert.deepEqual(overflowing, [], `${screen}: content overflowing its box`);
+}
+
 const VIEWPORTS = [
   { name: '1280', width: 1280, height: 800 },
   { name: '360', width: 360, height: 740 },
@@ -144,6 +181,7 @@ export async function captureScreen(page: Page, screen: string): Promise<void> {
       await page.emulateMedia({ colorScheme, reducedMotion: 'reduce' });
       await page.waitForTimeout(150);
       await assertAccessible(page, `${screen} at ${viewport.name} px, ${colorScheme}`);
+      await assertNothingOverflows(page, `${screen} at ${viewport.name} px, ${colorScheme}`);
       await page.screenshot({ path: path.join(SCREENSHOT_DIR, `${screen}-${viewport.name}-${colorScheme}.png`), fullPage: true });
     }
   }

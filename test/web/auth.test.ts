@@ -109,6 +109,10 @@ describe('web app: accounts', { skip: unavailable }, () => {
     await page.getByRole('button', { name: t.account.confirm }).click();
     await page.getByText(t.account.backupCodes, { exact: true }).waitFor();
     assert.equal(await page.locator('.codes li').count(), 10);
+    const codesLayout = await page.evaluate<{ bullets: string; columns: number }>(
+      "(() => { const list = document.querySelector('.codes'); return { bullets: getComputedStyle(list).listStyleType, columns: new Set(Array.from(list.querySelectorAll('code'), (code) => Math.round(code.getBoundingClientRect().left))).size }; })()",
+    );
+    assert.deepEqual(codesLayout, { bullets: 'none', columns: 2 }, 'two columns of codes, and no bullet of the second to run into a code of the first');
     await captureScreen(page, 'account');
     await page.getByRole('button', { name: t.nav.signOut }).click();
 
