@@ -63,35 +63,55 @@ export interface WebServer {
   close(): Promise<void>;
 }
 
-/** The all-in-one server on SQLite, listening on a real port with the built web app, a real SMTP server and the OsmAnd port. */
+/** How often a port taken between being found free and being listened on is tried again with another. */
+const PORT_ATTEMPTS = 5;
+
+/**
+ * The all-in-one server on SQLite, listening on a real port with the built web app, a real SMTP
+ * server and the OsmAnd port. Its web port must be known before it starts (it is PUBLIC_URL, in the
+ * links of mails), so a port another test process takes in between is tried again with a fresh one;
+ * device ports are bound on port 0 (`web.server.tracking.ingestion.listen`). Whatever fails half-way
+ * is closed, so that a failed start never holds the test process open.
+ */
 export async function startWebServer(env: Record<string, string> = {}, options: Parameters<typeof startTestServer>[2] = {}): Promise<WebServer> {
   await buildIfStale();
   // SQLite: the first engine, always there (DESIGN §7: the browser tests run on it).
   const [engine] = testEngines();
   const mailbox = await Mailbox.start();
-  const port = await freePort();
-  const osmandPort = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const server = await startTestServer(engine as TestEngine, {
-    PORT: String(port),
-    PUBLIC_URL: url,
-    SMTP_URL: mailbox.url,
-    RATE_LIMITS: 'off',
-    MAP_STYLE_URL: '/map-styles/blank.json',
-    OSMAND_PORT: String(osmandPort),
-    ...env,
-  }, options);
-  await server.app.listen({ port, host: '127.0.0.1' });
-  return {
-    server,
-    mailbox,
-    url,
-    osmandPort,
-    async close() {
-      await server.dispose();
-      await mailbox.close();
-    },
-  };
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    let server: TestServer | undefined;
+    try {
+      server = await startTestServer(engine as TestEngine, {
+        PORT: String(port),
+        PUBLIC_URL: url,
+        SMTP_URL: mailbox.url,
+        RATE_LIMITS: 'off',
+        MAP_STYLE_URL: '/map-styles/blank.json',
+        ...env,
+      }, options);
+      await server.app.listen({ port, host: '127.0.0.1' });
+      const osmandPort = await server.tracking!.ingestion.listen('osmand', 0);
+      const started = server;
+      return {
+        server: started,
+        mailbox,
+        url,
+        osmandPort,
+        async close() {
+          await started.dispose();
+          await mailbox.close();
+        },
+      };
+    } catch (error) {
+      await server?.dispose();
+      if ((error as { code?: string }).code !== 'EADDRINUSE' || attempt === PORT_ATTEMPTS) {
+        await mailbox.close();
+        throw error;
+      }
+    }
+  }
 }
 
 /** One OsmAnd report (Traccar's HTTP query form), as a phone running Traccar Client sends it. */

@@ -10,7 +10,6 @@ import { errorWords, t } from '../../web/src/i18n.ts';
 import { browserUnavailable, captureScreen, launchBrowser, newPage, signInOnPage, startWebServer } from '../support/browser.ts';
 import type { WebServer } from '../support/browser.ts';
 import { eventually } from '../support/eventually.ts';
-import { freePort } from '../support/ports.ts';
 
 const unavailable = browserUnavailable();
 const password = 'Correct-Horse-9';
@@ -24,8 +23,8 @@ describe('web app: commands on the device page', { skip: unavailable }, () => {
   let simulation: Promise<unknown> | undefined;
 
   before(async () => {
-    gt06Port = await freePort();
-    web = await startWebServer({ GT06_PORT: String(gt06Port) });
+    web = await startWebServer();
+    gt06Port = await web.server.tracking!.ingestion.listen('gt06', 0);
     browser = await launchBrowser();
     await web.server.auth!.api.accounts.create({ email: 'driver@example.com', password, name: 'Driver', emailVerified: true });
     ({ page } = await newPage(browser));

@@ -8,7 +8,6 @@ import { errorWords, t } from '../../web/src/i18n.ts';
 import { browserUnavailable, captureScreen, launchBrowser, newPage, sendOsmAnd, signInOnPage, startWebServer } from '../support/browser.ts';
 import type { WebServer } from '../support/browser.ts';
 import { eventually } from '../support/eventually.ts';
-import { freePort } from '../support/ports.ts';
 
 const unavailable = browserUnavailable();
 const password = 'Correct-Horse-9';
@@ -49,8 +48,8 @@ describe('web app: the map screen while it loads, when it fails, and its markers
   let devices: () => Promise<Device[]>;
 
   before(async () => {
-    gt06Port = await freePort();
-    web = await startWebServer({ GT06_PORT: String(gt06Port), STATUS_TIMEOUT: String(STATUS_TIMEOUT) });
+    web = await startWebServer({ STATUS_TIMEOUT: String(STATUS_TIMEOUT) });
+    gt06Port = await web.server.tracking!.ingestion.listen('gt06', 0);
     await web.server.auth!.api.accounts.create({ email: 'fleet@example.com', password, name: 'Fleet', emailVerified: true });
     const fleet = await web.server.login({ email: 'fleet@example.com' });
     for (const van of VANS) {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -14,7 +15,6 @@ import { t } from '../../web/src/i18n.ts';
 import { browserUnavailable, captureScreen, launchBrowser, newPage, signInOnPage, startWebServer } from '../support/browser.ts';
 import type { WebServer } from '../support/browser.ts';
 import { eventually } from '../support/eventually.ts';
-import { freePort } from '../support/ports.ts';
 import { startWebPushService } from '../support/push-providers.ts';
 import type { WebPushService } from '../support/push-providers.ts';
 import type { TestLogin } from '../support/server.ts';
@@ -46,9 +46,8 @@ describe('web app: notifications', { skip: unavailable }, () => {
     senders = createPushSenders(loadConfig({ DATA_DIR: dataDir }), { webpush: { allowPrivateEndpoints: true } });
     // A webhook receiver that always fails, so a delivery fails for good and can be retried.
     deadReceiver = createServer((_request, response) => response.writeHead(400).end());
-    const deadPort = await freePort();
-    await new Promise<void>((resolve) => deadReceiver.listen(deadPort, '127.0.0.1', resolve));
-    deadUrl = `http://127.0.0.1:${deadPort}/hook`;
+    await new Promise<void>((resolve) => deadReceiver.listen(0, '127.0.0.1', resolve));
+    deadUrl = `http://127.0.0.1:${(deadReceiver.address() as AddressInfo).port}/hook`;
     web = await startWebServer({ NOTIFY_ALLOW_PRIVATE_URLS: 'true' }, { pushSenders: senders.byKind });
     await web.server.auth!.api.accounts.create({ email: 'notified@example.com', password, name: 'Notified', emailVerified: true });
     owner = await web.server.login({ email: 'notified@example.com' });

@@ -169,6 +169,11 @@ export class NotificationsRepository extends TableAccess<NotificationsTables> {
     return this.db.selectFrom('notification_targets').selectAll().where('id', '=', id).executeTakeFirst();
   }
 
+  /** Deletes the targets of other users with this token or endpoint. */
+  async deleteTargetsOfOthers(userId: number, kind: string, address: string): Promise<void> {
+    await this.db.deleteFrom('notification_targets').where('kind', '=', kind).where('address', '=', address).where('user_id', '!=', userId).execute();
+  }
+
   async deleteTarget(userId: number, id: number): Promise<boolean> {
     const result = await this.db.deleteFrom('notification_targets').where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
     return Number(result.numDeletedRows) > 0;

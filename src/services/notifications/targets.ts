@@ -41,10 +41,15 @@ export class TargetService {
     return (await this.#repository.listTargets(userId)).map(toTargetView);
   }
 
-  /** Registers a target; the same token or endpoint registered again answers the existing target (`created` false). */
+  /**
+   * Registers a target; the same token or endpoint registered again answers the existing target
+   * (`created` false). A token or endpoint belongs to the last account that registered it: a phone or
+   * a browser signed into another account must stop receiving the first account's notifications.
+   */
   async register(userId: number, request: TargetRequest): Promise<{ target: TargetView; created: boolean }> {
     if (!this.#channels().includes(request.kind)) throw new AppError('CHANNEL_NOT_AVAILABLE', `This server has no ${request.kind} channel configured`);
     const { address, subscription } = await this.#addressOf(request);
+    await this.#repository.deleteTargetsOfOthers(userId, request.kind, address);
     const existing = (await this.#repository.listTargets(userId, [request.kind])).find((row) => row.address === address);
     if (existing) return { target: toTargetView(existing), created: false };
     const max = this.#config.targetsPerUser;

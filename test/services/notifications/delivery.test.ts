@@ -303,6 +303,29 @@ describeEachEngine('notification delivery', (engine) => {
     await clearRules();
   });
 
+  it('gives a push token to the last account that registered it: a phone signed into another account stops getting the first one\'s pushes', async () => {
+    const targetIds = async (client: Client) => (await client.get('/api/notifications/targets')).body.map((target: { id: number }) => target.id);
+    const mine = await owner.post('/api/notifications/targets', { kind: 'fcm', token: 'fcm-token-shared-phone' });
+    assert.equal(mine.status, 201);
+    const theirs = await friend.post('/api/notifications/targets', { kind: 'fcm', token: 'fcm-token-shared-phone' });
+    assert.equal(theirs.status, 201, 'registered anew for the second account');
+    assert.notEqual(theirs.body.id, mine.body.id);
+    assert.deepEqual(await targetIds(owner), [], 'the first account no longer has it');
+    assert.deepEqual(await targetIds(friend), [theirs.body.id]);
+
+    await owner.post('/api/notifications', { type: 'ignitionOn', deviceIds: [device], channels: ['fcm'] });
+    const sent = push.sent.length;
+    await raiseEvents(server, [{ deviceId: device, type: 'ignitionOn' }]);
+    assert.equal(push.sent.length, sent, "nothing of the first account's goes to the phone");
+
+    const back = await owner.post('/api/notifications/targets', { kind: 'fcm', token: 'fcm-token-shared-phone' });
+    assert.equal(back.status, 201);
+    assert.deepEqual(await targetIds(friend), []);
+    assert.deepEqual(await targetIds(owner), [back.body.id]);
+    assert.equal((await owner.delete(`/api/notifications/targets/${back.body.id}`)).status, 204);
+    await clearRules();
+  });
+
   it('sends a test notification to the caller on request', async () => {
     await webhookRule(owner);
     const sent = await owner.post('/api/notifications/test', { channel: 'webhook' });
