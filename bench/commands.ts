@@ -5,7 +5,8 @@ import { request } from 'undici';
 import { startProcess } from '../test/support/processes.ts';
 import type { RunningProcess } from '../test/support/processes.ts';
 import { Tracker } from '../test/services/tracking/commands/tracker.ts';
-import { freePort, freshDatabase, percentile } from './ingestion.ts';
+import { freePort } from '../test/support/ports.ts';
+import { freshDatabase, percentile } from './ingestion.ts';
 import type { Figure } from './measure.ts';
 import { benchServerEnv, loginBenchAdmin } from './server.ts';
 

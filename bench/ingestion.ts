@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
@@ -25,6 +24,7 @@ import { startProcess } from '../test/support/processes.ts';
 import type { RunningProcess } from '../test/support/processes.ts';
 import type { Figure } from './measure.ts';
 import { BENCH_ADMIN, benchServerEnv, loginBenchAdmin } from './server.ts';
+import { freePort } from '../test/support/ports.ts';
 
 /**
  * End-to-end ingestion: DEVICES Teltonika trackers on their own TCP connections, each sending its
@@ -49,14 +49,6 @@ const CEILING_BATCH = 1000;
 const PACED_RATE = Number(process.env.BENCH_PACED_RATE ?? 2000);
 /** The start of a paced run, when all devices connect at once, kept apart from its steady rate. */
 const CONNECTING_MS = 1000;
-
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** A fresh database of the engine for one use, and how to remove it. */
 export interface BenchDatabase {

@@ -9,6 +9,7 @@ import { startProcess } from '../test/support/processes.ts';
 import type { RunningProcess } from '../test/support/processes.ts';
 import type { Figure } from './measure.ts';
 import { BENCH_ADMIN, benchServerEnv, loginBenchAdmin } from './server.ts';
+import { freePort } from '../test/support/ports.ts';
 
 /**
  * Notifications end to end: OsmAnd devices report alarm positions, each device has one webhook
@@ -25,14 +26,6 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const BURST = 2000;
 const RULES = 1000;
 const IN_FLIGHT = 32;
-
-async function freePort(): Promise<number> {
-  const server = http.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** The webhook receiver: when each delivery arrived, and the arrival at the server of the position behind it. */
 async function startReceiver() {

@@ -5,7 +5,8 @@ import { registerDevices, simulatedIds } from '../src/cli/simulate.ts';
 import type { SimulatedProtocol } from '../src/cli/simulate.ts';
 import { startProcess } from '../test/support/processes.ts';
 import type { RunningProcess } from '../test/support/processes.ts';
-import { freePort, freshDatabase, percentile, simulateLoad } from './ingestion.ts';
+import { freePort } from '../test/support/ports.ts';
+import { freshDatabase, percentile, simulateLoad } from './ingestion.ts';
 import type { Figure } from './measure.ts';
 import { BENCH_ADMIN, benchServerEnv } from './server.ts';
 

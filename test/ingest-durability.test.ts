@@ -11,18 +11,11 @@ import type { TestDatabase } from './support/engines.ts';
 import { startProcess } from './support/processes.ts';
 import type { RunningProcess } from './support/processes.ts';
 import { NO_DEVICE_LISTENERS } from './support/server.ts';
+import { freePort } from './support/ports.ts';
 
 const ADMIN = { email: 'durability-admin@example.com', password: 'Durability-Password-1' };
 const DEVICES = 40;
 const T0 = Date.parse('2025-04-01T00:00:00.000Z');
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 async function api(base: string, method: 'GET' | 'POST', url: string, token?: string, body?: unknown): Promise<{ status: number; json: unknown }> {
   const response = await request(`${base}${url}`, {
