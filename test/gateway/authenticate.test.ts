@@ -160,7 +160,8 @@ describeEachEngine('gateway authentication with short-lived tokens', (engine) =>
   let server: TestServer;
   let gateway: HttpApp;
   before(async () => {
-    server = await startTestServer(engine, { ACCESS_TOKEN_TTL: '1' });
+    // exp counts whole seconds from the second the token was issued in: a 2 s token lives more than 1 s and at most 2 s.
+    server = await startTestServer(engine, { ACCESS_TOKEN_TTL: '2' });
     gateway = await gatewayInFront(server);
   });
   after(async () => {

@@ -89,7 +89,11 @@ export async function startTestServer(engine: TestEngine, env: Record<string, st
     ...NO_METRICS,
     ...env,
   });
-  const server = await createServer(config, { database: testDatabase.database, ...options });
+  const server = await createServer(config, { database: testDatabase.database, ...options }).catch(async (error: unknown) => {
+    await testDatabase.dispose();
+    rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  });
   return {
     ...server,
     dataDir,
