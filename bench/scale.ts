@@ -146,7 +146,6 @@ export async function benchScale(): Promise<Figure[]> {
     const purgeOldestMonth = () =>
       new RetentionJob({
         db,
-        engine: 'postgres',
         // The first device's owner keeps everything, so no partition is past every cutoff: the month goes in windows.
         policy: { cutoffOf: (ownerId) => Promise.resolve(ownerId === 1 ? null : cutoff) },
         ownersOf: (ids) => Promise.resolve(new Map(ids.map((id) => [id, id]))),

@@ -128,7 +128,6 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
   });
   const retention = new RetentionJob({
     db: database.db as Kysely<TrackingTables>,
-    engine: database.engine,
     policy: deps.retention ?? (plans ? planRetention(plans) : keepEverything),
     ownersOf: async (deviceIds) => new Map((await devices.getDevices(deviceIds)).map((device) => [device.id, device.ownerId])),
     chunkSize: config.retention.chunkSize,

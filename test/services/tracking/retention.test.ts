@@ -100,7 +100,6 @@ describeEachEngine('history retention', (engine) => {
   function job(options: Partial<RetentionJobOptions> = {}): RetentionJob {
     return new RetentionJob({
       db,
-      engine: engine.name,
       policy: keepEverything,
       ownersOf: (ids) => Promise.resolve(new Map(ids.map((id) => [id, id * 10]))),
       chunkSize: 3,

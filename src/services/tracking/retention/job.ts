@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
 import { Counter, Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
+import { engineOf } from '../../../platform/db/database.ts';
 import type { Engine } from '../../../platform/db/database.ts';
 import type { TrackingTables } from '../tables.ts';
 import type { Clock } from '../throttled-writer.ts';
@@ -14,7 +15,6 @@ import type { IdSpan, RetentionTable } from './repository.ts';
 
 export interface RetentionJobOptions {
   db: Kysely<TrackingTables>;
-  engine: Engine;
   policy: RetentionPolicy;
   /** The owner of each of these devices that exists; devices left out are skipped (their deletion removes their data). */
   ownersOf(deviceIds: readonly number[]): Promise<Map<number, number>>;
@@ -56,6 +56,7 @@ const FIRST_RUN_DELAY_MS = 60_000;
  */
 export class RetentionJob {
   readonly #options: RetentionJobOptions;
+  readonly #engine: Engine;
   readonly #repository: RetentionRepository;
   readonly #partitions: PartitionRepository | undefined;
   readonly #pause: (chunkMs: number) => Promise<void>;
@@ -66,8 +67,9 @@ export class RetentionJob {
 
   constructor(options: RetentionJobOptions) {
     this.#options = options;
+    this.#engine = engineOf(options.db);
     this.#repository = new RetentionRepository(options.db);
-    this.#partitions = options.engine === 'postgres' ? new PartitionRepository(options.db) : undefined;
+    this.#partitions = this.#engine === 'postgres' ? new PartitionRepository(options.db) : undefined;
     this.#pause = options.pause ?? ((chunkMs) => sleep(PAUSE_PER_CHUNK_TIME * chunkMs));
     this.#metrics = options.metrics ? retentionMetrics(options.metrics) : undefined;
   }
@@ -118,7 +120,7 @@ export class RetentionJob {
   }
 
   async #locked(work: () => Promise<RetentionRun>): Promise<RetentionRun | undefined> {
-    if (this.#options.engine !== 'postgres') return work();
+    if (this.#engine !== 'postgres') return work();
     // A session lock on one pinned connection: it holds for the whole run (no transaction kept open) and goes with the connection.
     return this.#options.db.connection().execute(async (connection) => {
       const { rows } = await sql<{ locked: boolean }>`select pg_try_advisory_lock(${RETENTION_LOCK}) as locked`.execute(connection);
