@@ -1,6 +1,6 @@
 import type { NotificationsConfig } from '../../config.ts';
 import { limitReached } from '../../platform/http/errors.ts';
-import { vetWebhookUrl } from './channels/addresses.ts';
+import type { AddressGuard } from './channels/addresses.ts';
 import { AppError } from './errors.ts';
 import type { NotificationsRepository, TargetRow } from './repository.ts';
 import type { Channel, TargetRequest, TargetView } from './schemas.ts';
@@ -20,13 +20,15 @@ export function toTargetView(row: TargetRow): TargetView {
 export class TargetService {
   readonly #repository: NotificationsRepository;
   readonly #config: NotificationsConfig;
+  readonly #guard: AddressGuard;
   readonly #channels: () => readonly Channel[];
   readonly #webPushKey: string | undefined;
 
   /** `webPushKey` is the VAPID public key of this process's Web Push sender, undefined without one. */
-  constructor(repository: NotificationsRepository, config: NotificationsConfig, channels: () => readonly Channel[], webPushKey?: string) {
+  constructor(repository: NotificationsRepository, config: NotificationsConfig, guard: AddressGuard, channels: () => readonly Channel[], webPushKey?: string) {
     this.#repository = repository;
     this.#config = config;
+    this.#guard = guard;
     this.#channels = channels;
     this.#webPushKey = webPushKey;
   }
@@ -71,7 +73,7 @@ export class TargetService {
       const { subscription } = request;
       if (!subscription || request.token !== undefined) throw new AppError('INVALID_PUSH_TARGET', 'A webpush target is a subscription {endpoint, keys}, without token');
       // The push service is called at this URL: the same rules as a webhook's.
-      const verdict = await vetWebhookUrl(subscription.endpoint, this.#config.allowPrivateUrls);
+      const verdict = await this.#guard.vet(subscription.endpoint);
       if (!verdict.ok) throw new AppError('INVALID_PUSH_TARGET', `subscription.endpoint: ${verdict.reason}`);
       if (verdict.url.protocol !== 'https:' && !this.#config.allowPrivateUrls) throw new AppError('INVALID_PUSH_TARGET', 'subscription.endpoint must be https');
       if (base64UrlBytes(subscription.keys.p256dh) !== 65) throw new AppError('INVALID_PUSH_TARGET', 'subscription.keys.p256dh must be an uncompressed P-256 key (65 bytes, base64url)');
