@@ -80,6 +80,7 @@ export async function createNotificationsModule(ctx: ModuleContext, deps: Notifi
   const now = hooks.now ?? Date.now;
   const push: ConfiguredPushSenders = testPushSenders ? { byKind: testPushSenders, vapidPublicKey: '', close: async () => undefined } : configuredPushSenders(ctx, hooks.lookup);
   const pushSenders = push.byKind;
+  if (!deps.entitlement) log.warn('notifications: no billing module in this process and no BILLING_URL; plans are not applied: every user may use every configured channel, up to MAX_NOTIFICATION_RULES_PER_USER rules');
   if (!deps.devices || !deps.users) log.warn('notifications: the devices or auth interface is missing in this process; rules and deliveries wait until it is wired');
   const devices = deps.devices ?? unavailableDevices;
   const users = deps.users ?? unavailableUsers;
