@@ -79,6 +79,18 @@ describeEachEngine('push targets', (engine) => {
     }
   });
 
+  it('refuses a Web Push endpoint whose host resolves to a non-public address, storing nothing', async () => {
+    names.set('push.internal.test', '10.0.0.7');
+    names.set('push.nat64.test', '64:ff9b::a9fe:a9fe');
+    const before = await countRows(server, 'notification_targets');
+    for (const endpoint of ['https://push.internal.test/push/x', 'https://push.nat64.test/push/x', 'https://[2002:7f00:1::]/push/x', 'https://push.unknown.test/push/x']) {
+      const refused = await owner.post('/api/notifications/targets', { kind: 'webpush', subscription: { endpoint, keys: browserKeys() } });
+      assert.equal(refused.status, 400, endpoint);
+      assert.equal(refused.body.code, 'INVALID_PUSH_TARGET', endpoint);
+    }
+    assert.equal(await countRows(server, 'notification_targets'), before);
+  });
+
   it("refuses a registration past the caller's own limit without taking the endpoint from the account that holds it", async () => {
     names.set('push.example.test', '8.8.4.4');
     const endpoint = (name: string) => ({ kind: 'webpush', subscription: { endpoint: `https://push.example.test/push/${name}`, keys: browserKeys() } });
