@@ -52,11 +52,11 @@ export type PostResult = { kind: 'refused'; reason: string } | { kind: 'answered
  * request connects to the very address vetted, so a second resolution cannot move it (DNS rebinding).
  */
 export class AddressGuard {
-  readonly allowPrivate: boolean;
+  readonly #allowPrivate: boolean;
   readonly #lookup: HostLookup;
 
   constructor(options: { allowPrivate: boolean; lookup?: HostLookup | undefined }) {
-    this.allowPrivate = options.allowPrivate;
+    this.#allowPrivate = options.allowPrivate;
     this.#lookup = options.lookup ?? systemLookup;
   }
 
@@ -82,7 +82,7 @@ export class AddressGuard {
     }
     const first = addresses[0];
     if (!first) return { ok: false, reason: `the host ${host} does not resolve` };
-    if (!this.allowPrivate && addresses.some((entry) => !isPublicAddress(entry.address))) {
+    if (!this.#allowPrivate && addresses.some((entry) => !isPublicAddress(entry.address))) {
       return { ok: false, reason: 'the host resolves to a loopback, private, link-local or otherwise non-public address' };
     }
     return { ok: true, url, address: first };
