@@ -35,7 +35,7 @@ import type { BillingModule } from './services/billing/module.ts';
 import { devicesModule } from './services/devices/module.ts';
 import type { DevicesModule } from './services/devices/module.ts';
 import { createNotificationsModule, notificationsModule } from './services/notifications/module.ts';
-import type { NotificationsDeps, NotificationsModule, PushSenders } from './services/notifications/module.ts';
+import type { HostLookup, NotificationsDeps, NotificationsModule, PushSenders } from './services/notifications/module.ts';
 import { trackingModule } from './services/tracking/module.ts';
 import type { TrackingModule } from './services/tracking/module.ts';
 
@@ -67,6 +67,8 @@ export interface ServerOptions {
   pushSenders?: PushSenders;
   /** The clock of notifications' deliveries (tests move it instead of waiting). */
   notificationsClock?: () => number;
+  /** How notifications resolves the hosts of webhook URLs and Web Push endpoints (tests give names of their own). */
+  notificationsLookup?: HostLookup;
 }
 
 /** Builds the process SERVICES asks for: any subset of the modules, with or without the gateway. */
@@ -128,8 +130,8 @@ export async function createServer(config: Config, options: ServerOptions = {}):
       for (const descriptor of local) {
         const needs = needsOf(descriptor, provisions);
         const module =
-          descriptor === notificationsModule && (options.pushSenders || options.notificationsClock)
-            ? await createNotificationsModule(ctx, needs as NotificationsDeps, { pushSenders: options.pushSenders, now: options.notificationsClock })
+          descriptor === notificationsModule && (options.pushSenders || options.notificationsClock || options.notificationsLookup)
+            ? await createNotificationsModule(ctx, needs as NotificationsDeps, { pushSenders: options.pushSenders, now: options.notificationsClock, lookup: options.notificationsLookup })
             : await descriptor.create(ctx, needs);
         modules.push(module);
         if (descriptor.provides && descriptor.provide) Object.assign(provisions, { [descriptor.provides]: descriptor.provide(module) });

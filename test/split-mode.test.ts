@@ -110,6 +110,19 @@ for (const engine of testEngines()) {
       assert.equal(status, 401, 'the logged-out token is refused by the gateway');
     });
 
+    it('a notifications process without BILLING_URL warns at start that no plan applies', () => {
+      const warnings = notifications
+        .output()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { level: number; msg: string })
+        .filter((entry) => entry.level === 40);
+      assert.ok(
+        warnings.some((entry) => entry.msg === 'notifications: no billing module in this process and no BILLING_URL; plans are not applied: every user may use every configured channel, up to MAX_NOTIFICATION_RULES_PER_USER rules'),
+        notifications.output(),
+      );
+    });
+
     it('one request id follows a request from the gateway to the service', async () => {
       const generated = await request(`${gateway.url}/api/devices/health`);
       await generated.body.dump();

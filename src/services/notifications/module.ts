@@ -10,6 +10,8 @@ import type { UserDirectory } from '../auth/users/directory.ts';
 import type { Entitlement } from '../billing/entitlement.ts';
 import type { DeviceAccessApi } from '../devices/access.ts';
 import { unavailableDevices, unavailableUsers } from '../tracking/access.ts';
+import { AddressGuard } from './channels/addresses.ts';
+import type { HostLookup } from './channels/addresses.ts';
 import { MailSender } from './channels/mail.ts';
 import type { ChannelSender } from './channels/notification.ts';
 import { PushChannel } from './channels/push.ts';
@@ -33,6 +35,7 @@ import type { Channel } from './schemas.ts';
 import { TargetService } from './targets.ts';
 
 export { notificationsMigrations };
+export type { HostLookup };
 
 export interface NotificationsDeps {
   /** Who may be notified of which device, and the devices' names. */
@@ -56,14 +59,18 @@ export interface NotificationsModule extends ServiceModule {
 }
 
 /** The providers this server is configured for (docs/push-providers.md). */
-function configuredPushSenders(ctx: ModuleContext): ConfiguredPushSenders {
-  return createPushSenders(ctx.config, { webpush: { allowPrivateEndpoints: ctx.config.notifications.allowPrivateUrls } });
+function configuredPushSenders(ctx: ModuleContext, lookup: HostLookup | undefined): ConfiguredPushSenders {
+  return createPushSenders(ctx.config, { webpush: { allowPrivateEndpoints: ctx.config.notifications.allowPrivateUrls, ...(lookup ? { lookup } : {}) } });
 }
 
-/** What tests replace: the push providers, and the clock deliveries are planned, sent, retried and held back by. */
+/**
+ * What tests replace: the push providers, the clock deliveries are planned, sent, retried and held
+ * back by, and how the hosts of webhook URLs and Web Push endpoints resolve.
+ */
 export interface NotificationsTestHooks {
   pushSenders?: PushSenders | undefined;
   now?: (() => number) | undefined;
+  lookup?: HostLookup | undefined;
 }
 
 /** Creates the module once its migrations have run. */
@@ -71,19 +78,21 @@ export async function createNotificationsModule(ctx: ModuleContext, deps: Notifi
   const { config, database, bus, log } = ctx;
   const testPushSenders = hooks.pushSenders;
   const now = hooks.now ?? Date.now;
-  const push: ConfiguredPushSenders = testPushSenders ? { byKind: testPushSenders, vapidPublicKey: '', close: async () => undefined } : configuredPushSenders(ctx);
+  const push: ConfiguredPushSenders = testPushSenders ? { byKind: testPushSenders, vapidPublicKey: '', close: async () => undefined } : configuredPushSenders(ctx, hooks.lookup);
   const pushSenders = push.byKind;
+  if (!deps.entitlement) log.warn('notifications: no billing module in this process and no BILLING_URL; plans are not applied: every user may use every configured channel, up to MAX_NOTIFICATION_RULES_PER_USER rules');
   if (!deps.devices || !deps.users) log.warn('notifications: the devices or auth interface is missing in this process; rules and deliveries wait until it is wired');
   const devices = deps.devices ?? unavailableDevices;
   const users = deps.users ?? unavailableUsers;
   const settings = config.notifications;
   const repository = new NotificationsRepository(database);
   const limiter = chooseRateLimiter(config, ctx.redis, hooks.now);
+  const guard = new AddressGuard({ allowPrivate: settings.allowPrivateUrls, lookup: hooks.lookup });
   const mailer = createMailer({ smtpUrl: config.mail.smtpUrl, from: config.mail.from, outboxDir: path.join(config.dataDir, 'outbox'), log });
 
   const senders = new Map<Channel, ChannelSender>([
     ['mail', new MailSender({ mailer, webUrl: config.webUrl, appName: config.appName })],
-    ['webhook', new WebhookSender({ allowPrivateUrls: settings.allowPrivateUrls, userAgent: `${config.appName}-Webhooks/1` })],
+    ['webhook', new WebhookSender({ guard, userAgent: `${config.appName}-Webhooks/1` })],
   ]);
   for (const [kind, sender] of pushSenders) senders.set(kind, new PushChannel(sender, config.webUrl));
   const webPush = pushSenders.get('webpush');
@@ -114,10 +123,10 @@ export async function createNotificationsModule(ctx: ModuleContext, deps: Notifi
   };
   const announceQueued = hint('notifications.deliveries.queued');
   const announceRulesChanged = hint('notifications.rules.changed');
-  const rules = new RuleService({ repository, devices, channels, config: settings, plans: deps.entitlement, changed: announceRulesChanged });
+  const rules = new RuleService({ repository, devices, channels, guard, config: settings, plans: deps.entitlement, changed: announceRulesChanged });
   const counts: UserCounts<NotificationsCount> = { notificationRules: (userId) => repository.countRules(userId) };
   deps.entitlement?.usage?.contribute(counts);
-  const targets = new TargetService(repository, settings, channels, webPushKey);
+  const targets = new TargetService(repository, settings, guard, channels, webPushKey);
   const deliveries = new DeliveryService({ repository, users, senders, channels, plans: deps.entitlement, limiter, retryWindowMs: settings.retryWindowMs, sendTimeoutMs: settings.sendTimeoutMs, queued: announceQueued });
 
   ctx.outbox.consume('notifications', 'tracking.event.created', async ({ events }) => {

@@ -3,7 +3,7 @@ import type { NotificationsConfig } from '../../config.ts';
 import { limitReached } from '../../platform/http/errors.ts';
 import type { Entitlement } from '../billing/entitlement.ts';
 import type { DeviceAccessApi } from '../devices/access.ts';
-import { vetWebhookUrl } from './channels/addresses.ts';
+import type { AddressGuard } from './channels/addresses.ts';
 import { AppError } from './errors.ts';
 import type { NotificationsRepository, RuleFields, RuleWithDevices } from './repository.ts';
 import type { Channel, RuleRequest, RuleView } from './schemas.ts';
@@ -37,6 +37,8 @@ export interface RuleServiceOptions {
   devices: DeviceAccessApi;
   /** The channels this server can deliver on now. */
   channels: () => readonly Channel[];
+  /** Vets webhook URLs as the sender will (NOTIFY_ALLOW_PRIVATE_URLS). */
+  guard: AddressGuard;
   config: NotificationsConfig;
   /** Billing's plans (rule limit, channels); undefined when billing is not reachable: no plan applies. */
   plans: Entitlement | undefined;
@@ -118,7 +120,7 @@ export class RuleService {
     if (webhookUrl !== undefined || request.channels.includes('webhook')) {
       if (webhookUrl === undefined) throw new AppError('WEBHOOK_URL_REQUIRED');
       if (typeof webhookUrl !== 'string' || webhookUrl.length > MAX_WEBHOOK_URL) throw new AppError('INVALID_WEBHOOK_URL', `webhookUrl must be a URL of at most ${MAX_WEBHOOK_URL} characters`);
-      const verdict = await vetWebhookUrl(webhookUrl, this.#options.config.allowPrivateUrls);
+      const verdict = await this.#options.guard.vet(webhookUrl);
       if (!verdict.ok) throw new AppError('INVALID_WEBHOOK_URL', `webhookUrl: ${verdict.reason}`);
     }
     // The spec has no calendar resource, so no id can name one: refused rather than stored and ignored (docs/notifications.md).

@@ -1,6 +1,6 @@
 import type { NotificationsConfig } from '../../config.ts';
 import { limitReached } from '../../platform/http/errors.ts';
-import { vetWebhookUrl } from './channels/addresses.ts';
+import type { AddressGuard } from './channels/addresses.ts';
 import { AppError } from './errors.ts';
 import type { NotificationsRepository, TargetRow } from './repository.ts';
 import type { Channel, TargetRequest, TargetView } from './schemas.ts';
@@ -20,13 +20,15 @@ export function toTargetView(row: TargetRow): TargetView {
 export class TargetService {
   readonly #repository: NotificationsRepository;
   readonly #config: NotificationsConfig;
+  readonly #guard: AddressGuard;
   readonly #channels: () => readonly Channel[];
   readonly #webPushKey: string | undefined;
 
   /** `webPushKey` is the VAPID public key of this process's Web Push sender, undefined without one. */
-  constructor(repository: NotificationsRepository, config: NotificationsConfig, channels: () => readonly Channel[], webPushKey?: string) {
+  constructor(repository: NotificationsRepository, config: NotificationsConfig, guard: AddressGuard, channels: () => readonly Channel[], webPushKey?: string) {
     this.#repository = repository;
     this.#config = config;
+    this.#guard = guard;
     this.#channels = channels;
     this.#webPushKey = webPushKey;
   }
@@ -45,16 +47,19 @@ export class TargetService {
    * Registers a target; the same token or endpoint registered again answers the existing target
    * (`created` false). A token or endpoint belongs to the last account that registered it: a phone or
    * a browser signed into another account must stop receiving the first account's notifications.
+   * It is taken only once the caller may hold it: a refused request changes nothing.
    */
   async register(userId: number, request: TargetRequest): Promise<{ target: TargetView; created: boolean }> {
     if (!this.#channels().includes(request.kind)) throw new AppError('CHANNEL_NOT_AVAILABLE', `This server has no ${request.kind} channel configured`);
     const { address, subscription } = await this.#addressOf(request);
-    await this.#repository.deleteTargetsOfOthers(userId, request.kind, address);
     const existing = (await this.#repository.listTargets(userId, [request.kind])).find((row) => row.address === address);
+    if (!existing) {
+      const max = this.#config.targetsPerUser;
+      const usage = await this.#repository.countTargets(userId);
+      if (usage + 1 > max) throw limitReached('pushTargets', max, usage, `At most ${max} push targets per user`);
+    }
+    await this.#repository.deleteTargetsOfOthers(userId, request.kind, address);
     if (existing) return { target: toTargetView(existing), created: false };
-    const max = this.#config.targetsPerUser;
-    const usage = await this.#repository.countTargets(userId);
-    if (usage + 1 > max) throw limitReached('pushTargets', max, usage, `At most ${max} push targets per user`);
     const row = await this.#repository.insertTarget({ user_id: userId, kind: request.kind, address, subscription, name: request.name ?? null, created_at: Date.now() });
     // Registered by a concurrent request a moment ago.
     const stored = row ?? (await this.#repository.listTargets(userId, [request.kind])).find((candidate) => candidate.address === address);
@@ -71,7 +76,7 @@ export class TargetService {
       const { subscription } = request;
       if (!subscription || request.token !== undefined) throw new AppError('INVALID_PUSH_TARGET', 'A webpush target is a subscription {endpoint, keys}, without token');
       // The push service is called at this URL: the same rules as a webhook's.
-      const verdict = await vetWebhookUrl(subscription.endpoint, this.#config.allowPrivateUrls);
+      const verdict = await this.#guard.vet(subscription.endpoint);
       if (!verdict.ok) throw new AppError('INVALID_PUSH_TARGET', `subscription.endpoint: ${verdict.reason}`);
       if (verdict.url.protocol !== 'https:' && !this.#config.allowPrivateUrls) throw new AppError('INVALID_PUSH_TARGET', 'subscription.endpoint must be https');
       if (base64UrlBytes(subscription.keys.p256dh) !== 65) throw new AppError('INVALID_PUSH_TARGET', 'subscription.keys.p256dh must be an uncompressed P-256 key (65 bytes, base64url)');

@@ -154,8 +154,9 @@ describeEachEngine('notification rules', (engine) => {
     const strict = await startTestServer(engine);
     try {
       const user = new Client(strict, await strict.login({ email: 'strict@example.com' }));
-      for (const url of ['http://127.0.0.1:9/x', 'http://localhost/x', 'http://10.1.2.3/x', 'http://192.168.0.10/x', 'http://169.254.169.254/latest', 'http://[::1]/x', 'http://[::ffff:10.0.0.1]/x', 'http://[fe80::1]/x']) {
+      for (const url of ['http://127.0.0.1:9/x', 'http://localhost/x', 'http://10.1.2.3/x', 'http://192.168.0.10/x', 'http://169.254.169.254/latest', 'http://[::1]/x', 'http://[::ffff:10.0.0.1]/x', 'http://[fe80::1]/x', 'http://[::7f00:1]/x', 'http://[64:ff9b::7f00:1]/x', 'http://[2002:7f00:1::]/x', 'http://[fec0::1]/x', 'http://192.0.2.1/x', 'http://203.0.113.5/x']) {
         const response = await user.post('/api/notifications', { type: 'alarm', always: true, channels: ['webhook'], attributes: { webhookUrl: url } });
+        assert.equal(response.status, 400, url);
         assert.equal(response.body.code, 'INVALID_WEBHOOK_URL', url);
       }
       assert.equal(await countRows(strict, 'notification_rules'), 0);

@@ -1,4 +1,6 @@
 import type { UserAccess } from '../../auth/users/directory.ts';
+import { ALL_PERMISSIONS, NO_PERMISSIONS } from '../../devices/access.ts';
+import type { DeviceAccess } from '../../devices/access.ts';
 import type { StoredEventFact } from '../../tracking/domain-events.ts';
 import type { PushOutcome } from '../push/push-sender.ts';
 import type { TargetRow } from '../repository.ts';
@@ -12,12 +14,32 @@ export interface Notification {
   rule: { id: number; attributes: Record<string, unknown>; webhookSecret: string | null };
   user: UserAccess;
   device: { id: number; name: string; uniqueId: string };
-  /** Without its position when the recipient may not see positions of the device. */
+  /** As the recipient may see it (`eventSeenBy`). */
   event: StoredEventFact;
   /** How many events this message stands for (repeats within the collapse window fold into one). */
   count: number;
   /** The push target, for the push channels. */
   target?: TargetRow;
+}
+
+/**
+ * The event as its recipient may see it, by their share's flags on its device (spec §2.3;
+ * docs/notifications.md, What a message tells): `notifications` tells of the event (id, type, time,
+ * device); its attributes and maintenance need `events`, its position `position`, its geofence
+ * `geofences`. Every channel renders from this, so a hidden field reaches no webhook, mail or push.
+ */
+export function eventSeenBy(access: DeviceAccess, event: StoredEventFact): StoredEventFact {
+  const permissions = access.administrator ? ALL_PERMISSIONS : (access.grant(event.deviceId)?.permissions ?? NO_PERMISSIONS);
+  const { position, geofence, ...fields } = event;
+  return {
+    ...fields,
+    attributes: permissions.events ? fields.attributes : {},
+    maintenanceId: permissions.events ? fields.maintenanceId : null,
+    positionId: permissions.position ? fields.positionId : null,
+    geofenceId: permissions.geofences ? fields.geofenceId : null,
+    ...(position && permissions.position ? { position } : {}),
+    ...(geofence && permissions.geofences ? { geofence } : {}),
+  };
 }
 
 /** What one attempt came to; the same outcomes as the push providers'. */

@@ -1,9 +1,5 @@
 import { createHmac } from 'node:crypto';
-import http from 'node:http';
-import https from 'node:https';
-import type { LookupFunction } from 'node:net';
-import { vetWebhookUrl } from './addresses.ts';
-import type { ResolvedAddress } from './addresses.ts';
+import type { AddressGuard } from './addresses.ts';
 import { outcomeOfStatus } from './notification.ts';
 import type { ChannelSender, Notification, SendOutcome } from './notification.ts';
 
@@ -34,11 +30,11 @@ export function webhookSignature(secret: string, body: string, unixSeconds: numb
  * resolve elsewhere since the rule was saved) and the request connects to the very address vetted.
  */
 export class WebhookSender implements ChannelSender {
-  readonly #allowPrivate: boolean;
+  readonly #guard: AddressGuard;
   readonly #userAgent: string;
 
-  constructor(options: { allowPrivateUrls: boolean; userAgent: string }) {
-    this.#allowPrivate = options.allowPrivateUrls;
+  constructor(options: { guard: AddressGuard; userAgent: string }) {
+    this.#guard = options.guard;
     this.#userAgent = options.userAgent;
   }
 
@@ -46,40 +42,19 @@ export class WebhookSender implements ChannelSender {
     const { webhookUrl } = notification.rule.attributes;
     const secret = notification.rule.webhookSecret;
     if (typeof webhookUrl !== 'string' || !secret) return { kind: 'final', error: 'the rule has no webhook URL' };
-    const verdict = await vetWebhookUrl(webhookUrl, this.#allowPrivate);
-    if (!verdict.ok) return { kind: 'final', error: `webhook URL refused: ${verdict.reason}` };
     const body = webhookBody(notification);
     const headers = {
       'content-type': 'application/json',
-      'content-length': String(Buffer.byteLength(body)),
       'user-agent': this.#userAgent,
       'trackstack-delivery': notification.deliveryId,
       'trackstack-signature': webhookSignature(secret, body, Math.floor(Date.now() / 1000)),
     };
     try {
-      const { status, retryAfter } = await post(verdict.url, verdict.address, headers, body, signal);
-      return outcomeOfStatus(status, retryAfter);
+      const result = await this.#guard.post(webhookUrl, headers, body, signal);
+      if (result.kind === 'refused') return { kind: 'final', error: `webhook URL refused: ${result.reason}` };
+      return outcomeOfStatus(result.status, result.retryAfter);
     } catch (error) {
       return { kind: 'retry', error: `network: ${(error as Error).message}`.slice(0, 300) };
     }
   }
-}
-
-function post(url: URL, address: ResolvedAddress, headers: Record<string, string>, body: string, signal: AbortSignal) {
-  // Every name resolves to the vetted address; TLS still checks the certificate against the URL's host.
-  const lookup: LookupFunction = (_hostname, options, callback) => {
-    if (options.all) (callback as unknown as (error: null, addresses: ResolvedAddress[]) => void)(null, [address]);
-    else callback(null, address.address, address.family);
-  };
-  const client = url.protocol === 'https:' ? https : http;
-  return new Promise<{ status: number; retryAfter: string | undefined }>((resolve, reject) => {
-    const request = client.request(url, { method: 'POST', headers, lookup, signal, agent: false }, (response) => {
-      // The answer's body is not needed; reading it lets the socket close cleanly.
-      response.resume();
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, retryAfter: response.headers['retry-after'] }));
-      response.on('error', reject);
-    });
-    request.on('error', reject);
-    request.end(body);
-  });
 }

@@ -4,6 +4,7 @@ import type { UserDirectory } from '../../auth/users/directory.ts';
 import type { Entitlement } from '../../billing/entitlement.ts';
 import type { DeviceAccessApi } from '../../devices/access.ts';
 import type { StoredEventFact } from '../../tracking/domain-events.ts';
+import { eventSeenBy } from '../channels/notification.ts';
 import type { ChannelSender, SendOutcome } from '../channels/notification.ts';
 import type { DeliveryMetrics } from '../metrics.ts';
 import type { DeliveryRow, NotificationsRepository } from '../repository.ts';
@@ -166,9 +167,7 @@ export class DeliveryWorker {
     }
     let outcome: SendOutcome;
     try {
-      const event = JSON.parse(row.payload) as StoredEventFact;
-      const grant = access.grant(deviceId);
-      if (!(grant?.permissions.position ?? access.administrator)) delete event.position;
+      const event = eventSeenBy(access, JSON.parse(row.payload) as StoredEventFact);
       const count = row.collapse_key === null ? 1 : 1 + (await repository.collapsedCount(id));
       outcome = await sender.send(
         {

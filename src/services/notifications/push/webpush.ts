@@ -7,7 +7,9 @@ import webPush from 'web-push';
 import { ConfigError, isLoopbackHost } from '../../../config.ts';
 import type { PushConfig } from '../../../config.ts';
 import { readOrCreateSecret } from '../../../platform/secrets.ts';
-import { DEFAULT_REQUEST_TIMEOUT_MS, refusal, requestSignal, unreachable } from './outcomes.ts';
+import { AddressGuard } from '../channels/addresses.ts';
+import type { HostLookup, PostResult } from '../channels/addresses.ts';
+import { DEFAULT_REQUEST_TIMEOUT_MS, refusal, requestSignal } from './outcomes.ts';
 import type { PushMessage, PushOutcome, PushSender, PushTarget } from './push-sender.ts';
 
 /** The application server's VAPID identity; `publicKey` is what browsers subscribe with (`applicationServerKey`). */
@@ -24,11 +26,8 @@ export interface WebPushSenderOptions {
   timeoutMs?: number;
   /** NOTIFY_ALLOW_PRIVATE_URLS: endpoints over http, on localhost or at an IP address (local push services in tests). */
   allowPrivateEndpoints?: boolean;
-  /**
-   * The fetch that posts to endpoints. The endpoint comes from a user's browser, so the notifications module
-   * passes the fetch that refuses private and loopback addresses after DNS resolution (as for webhooks).
-   */
-  fetch?: typeof fetch;
+  /** How endpoint hosts resolve (the system's resolver by default). */
+  lookup?: HostLookup;
 }
 
 /** A push service keeps an undelivered message this long, the same 24 h a delivery is retried for. */
@@ -108,13 +107,14 @@ export class WebPushSender implements PushSender {
   readonly #keys: VapidKeys;
   readonly #timeoutMs: number;
   readonly #allowPrivateEndpoints: boolean;
-  readonly #fetch: typeof fetch;
+  readonly #guard: AddressGuard;
 
   constructor(keys: VapidKeys, options: WebPushSenderOptions = {}) {
     this.#keys = keys;
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     this.#allowPrivateEndpoints = options.allowPrivateEndpoints ?? false;
-    this.#fetch = options.fetch ?? fetch;
+    // The endpoint comes from a user's browser: vetted and connected to as a webhook URL is, at every send.
+    this.#guard = new AddressGuard({ allowPrivate: this.#allowPrivateEndpoints, lookup: options.lookup });
   }
 
   /** The `applicationServerKey` the web app subscribes with (base64url). */
@@ -138,29 +138,24 @@ export class WebPushSender implements PushSender {
     } catch (error) {
       return { kind: 'final', error: `cannot encrypt for this subscription: ${(error as Error).message}` };
     }
-    // fetch sets Content-Length from the body itself.
     const headers = Object.fromEntries(
       Object.entries(request.headers)
         .filter(([name]) => name.toLowerCase() !== 'content-length')
         .map(([name, value]) => [name, String(value)]),
     );
-    let response: Response;
+    let result: PostResult;
     try {
-      response = await this.#fetch(request.endpoint, {
-        method: 'POST',
-        headers,
-        body: request.body,
-        redirect: 'manual',
-        signal: requestSignal(signal, this.#timeoutMs),
-      });
-    } catch (error) {
-      return unreachable(PROVIDER, error);
+      result = await this.#guard.post(request.endpoint, headers, request.body ?? '', requestSignal(signal, this.#timeoutMs));
+    } catch {
+      // Nothing of the failure is kept: whether a connection was refused, reset or left unanswered would tell the
+      // endpoint's owner (the delivery's last error is theirs to read) what listens where.
+      return { kind: 'retry', error: `${PROVIDER} unreachable` };
     }
+    if (result.kind === 'refused') return { kind: 'final', error: `Web Push endpoint refused: ${result.reason}` };
     // The body is not kept: the endpoint is the user's choice, and the delivery's last error is shown to them.
-    await response.body?.cancel().catch(() => undefined);
-    if (response.status >= 200 && response.status < 300) return { kind: 'sent' };
-    if (response.status === 404 || response.status === 410) return { kind: 'gone', error: `${PROVIDER} answered ${response.status}: subscription expired` };
-    return refusal(PROVIDER, response.status, '', response.headers.get('retry-after'));
+    if (result.status >= 200 && result.status < 300) return { kind: 'sent' };
+    if (result.status === 404 || result.status === 410) return { kind: 'gone', error: `${PROVIDER} answered ${result.status}: subscription expired` };
+    return refusal(PROVIDER, result.status, '', result.retryAfter);
   }
 }
 

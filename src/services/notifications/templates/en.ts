@@ -17,7 +17,7 @@ export const en: MessageTemplates = {
     deviceFuelIncrease: { title: (m) => `${m.device}: fuel increase`, body: (m) => `The fuel level of ${m.device} rose at ${m.time}.` },
     geofenceEnter: { title: (m) => `${m.device} entered ${m.geofence ?? 'a geofence'}`, body: (m) => `${m.device} entered ${m.geofence ?? 'a geofence'} at ${m.time}.` },
     geofenceExit: { title: (m) => `${m.device} left ${m.geofence ?? 'a geofence'}`, body: (m) => `${m.device} left ${m.geofence ?? 'a geofence'} at ${m.time}.` },
-    alarm: { title: (m) => `${m.device}: ${m.alarm ?? 'alarm'} alarm`, body: (m) => `${m.device} raised the ${m.alarm ?? 'an'} alarm at ${m.time}.` },
+    alarm: { title: (m) => `${m.device}: ${m.alarm ? `${m.alarm} alarm` : 'alarm'}`, body: (m) => `${m.device} raised ${m.alarm ? `the ${m.alarm}` : 'an'} alarm at ${m.time}.` },
     ignitionOn: { title: (m) => `${m.device}: ignition on`, body: (m) => `The ignition of ${m.device} was turned on at ${m.time}.` },
     ignitionOff: { title: (m) => `${m.device}: ignition off`, body: (m) => `The ignition of ${m.device} was turned off at ${m.time}.` },
     maintenance: { title: (m) => `${m.device}: maintenance due`, body: (m) => `${m.device} is due for maintenance (${m.time}).` },

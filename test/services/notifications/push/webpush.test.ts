@@ -3,6 +3,7 @@ import { createECDH, createPrivateKey } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -10,6 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { SignJWT } from 'jose';
 import webPush from 'web-push';
 import { ConfigError, loadConfig } from '../../../../src/config.ts';
+import type { HostLookup } from '../../../../src/services/notifications/channels/addresses.ts';
 import type { PushMessage, PushTarget } from '../../../../src/services/notifications/push/push-sender.ts';
 import { loadVapidKeys, subscriptionProblem, WebPushSender } from '../../../../src/services/notifications/push/webpush.ts';
 import type { VapidKeys } from '../../../../src/services/notifications/push/webpush.ts';
@@ -188,22 +190,21 @@ describe('Web Push sender', () => {
     assert.deepEqual(await sender.send(target(subscription), MESSAGE, never), { kind: 'final', error: 'Web Push service answered 413' });
   });
 
-  it('retries when the service is unreachable or does not answer in time', async () => {
+  it('retries when the service is unreachable or does not answer in time, saying nothing of why', async () => {
     const closed = service.subscribe(sender.publicKey);
-    const unreachable = await sender.send(target({ ...closed, endpoint: `http://127.0.0.1:${await freePort()}/push/x` }), MESSAGE, never);
-    assert.equal(unreachable.kind, 'retry');
-    assert.match(unreachable.kind === 'retry' ? unreachable.error : '', /unreachable: ECONNREFUSED/);
+    const opaque = { kind: 'retry', error: 'Web Push service unreachable' };
+    assert.deepEqual(await sender.send(target({ ...closed, endpoint: `http://127.0.0.1:${await freePort()}/push/x` }), MESSAGE, never), opaque);
 
     const silent = http.createServer(() => undefined);
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     try {
       const endpoint = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/push/x`;
       const impatient = new WebPushSender(loadVapidKeys(loadConfig({}).push.vapid, dataDir), { ...LOCAL, timeoutMs: 200 });
-      assert.deepEqual(await impatient.send(target({ ...closed, endpoint }), MESSAGE, never), { kind: 'retry', error: 'Web Push service: no answer in time' });
+      assert.deepEqual(await impatient.send(target({ ...closed, endpoint }), MESSAGE, never), opaque);
       const aborted = new AbortController();
       const pending = sender.send(target({ ...closed, endpoint }), MESSAGE, aborted.signal);
       aborted.abort();
-      assert.deepEqual(await pending, { kind: 'retry', error: 'Web Push service: request aborted' });
+      assert.deepEqual(await pending, opaque);
     } finally {
       silent.closeAllConnections();
       await new Promise<void>((resolve) => silent.close(() => resolve()));
@@ -254,16 +255,36 @@ describe('Web Push sender', () => {
     assert.equal(service.received.length, before);
   });
 
-  it('posts through the fetch it is given (the module\'s address-checking fetch)', async () => {
-    const used: string[] = [];
-    const checking: typeof fetch = (input, init) => {
-      used.push(String(input));
-      return fetch(input, init);
-    };
-    const withFetch = new WebPushSender(loadVapidKeys(loadConfig({}).push.vapid, dataDir), { ...LOCAL, fetch: checking });
-    const subscription = service.subscribe(withFetch.publicKey);
-    assert.deepEqual(await withFetch.send(target(subscription), MESSAGE, never), { kind: 'sent' });
-    assert.deepEqual(used, [subscription.endpoint]);
+  it('vets the endpoint host again at each send and connects to the address vetted: a name now pointing at a local listener reaches nothing', async () => {
+    const listener = net.createServer((socket) => socket.destroy());
+    let connections = 0;
+    listener.on('connection', () => (connections += 1));
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (listener.address() as AddressInfo).port;
+      const lookup: HostLookup = async () => [{ address: '127.0.0.1', family: 4 }];
+      const strict = new WebPushSender(loadVapidKeys(loadConfig({}).push.vapid, dataDir), { lookup });
+      const subscription = { ...service.subscribe(strict.publicKey), endpoint: `https://push.rebound.test:${port}/push/x` };
+      assert.equal(subscriptionProblem(subscription), undefined, 'a push service named by host over https');
+      assert.deepEqual(await strict.send(target(subscription), MESSAGE, never), {
+        kind: 'final',
+        error: 'Web Push endpoint refused: the host resolves to a loopback, private, link-local or otherwise non-public address',
+      });
+      assert.equal(connections, 0);
+
+      // NOTIFY_ALLOW_PRIVATE_URLS: the same name reaches the local push service, through the address the lookup gave.
+      const local = new WebPushSender(loadVapidKeys(loadConfig({}).push.vapid, dataDir), { ...LOCAL, lookup });
+      const reachable = service.subscribe(local.publicKey);
+      const before = service.received.length;
+      const named = new URL(reachable.endpoint);
+      named.hostname = 'push.rebound.test';
+      const outcome = await local.send(target({ ...reachable, endpoint: named.href }), MESSAGE, never);
+      assert.equal(outcome.kind, 'final', 'the local service refuses VAPID for another origin, so the request did reach it');
+      assert.match(service.refused.at(-1)?.reason ?? '', /aud/);
+      assert.equal(service.received.length, before);
+    } finally {
+      await new Promise<void>((resolve) => listener.close(() => resolve()));
+    }
   });
 
   it('refuses a damaged generated key at start, naming the variable that would replace it', () => {
