@@ -146,7 +146,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
       const users = provisions.users;
       if (!users) throw new Error('the gateway has no user directory');
       if (auth) {
-        installAuthentication(app, auth.api.verifier, internalToken, users);
+        installAuthentication(app, auth.api.verifier, internalToken, users, [config.publicUrl, config.webUrl]);
       } else {
         const remote = await connectRemoteVerifier({
           auth: clientOf('auth', config.upstreams.auth as string),
@@ -156,7 +156,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
           log: app.log,
         });
         cleanups.push(remote.stop);
-        installAuthentication(app, remote.verifier, internalToken, users);
+        installAuthentication(app, remote.verifier, internalToken, users, [config.publicUrl, config.webUrl]);
       }
     }
     installIdentity(app, internalToken);
