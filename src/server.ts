@@ -13,6 +13,7 @@ import { enforceRouteAccess, grantAccess, installRouteAccess, SECURITY_SCHEMES }
 import { createHttpApp } from './platform/http/app.ts';
 import type { HttpApp } from './platform/http/app.ts';
 import { installIdentity } from './platform/http/identity.ts';
+import { listenAsConfigured } from './platform/listen-errors.ts';
 import { InternalClient } from './platform/http/internal-client.ts';
 import type { UserCounts } from './platform/http/user-counts.ts';
 import { listenMetrics, measureProcess } from './platform/metrics.ts';
@@ -170,7 +171,12 @@ export async function createServer(config: Config, options: ServerOptions = {}):
       started.push(module);
     }
     outbox?.start();
-    if (config.metrics.port > 0) metricsListener = await listenMetrics(metrics, { ...config.metrics, logLevel: config.logLevel });
+    if (config.metrics.port > 0) {
+      const { port, host } = config.metrics;
+      metricsListener = await listenAsConfigured({ portVariable: 'METRICS_PORT', port, hostVariable: 'METRICS_HOST', host }, () =>
+        listenMetrics(metrics, { ...config.metrics, logLevel: config.logLevel }),
+      );
+    }
   } catch (error) {
     await outbox?.stop();
     for (const module of started.reverse()) await module.stop?.().catch(() => {});
