@@ -14,6 +14,7 @@ import { createHttpApp } from './platform/http/app.ts';
 import type { HttpApp } from './platform/http/app.ts';
 import { installIdentity } from './platform/http/identity.ts';
 import { listenAsConfigured } from './platform/listen-errors.ts';
+import { keepDataDirPrivate } from './platform/private-files.ts';
 import { InternalClient } from './platform/http/internal-client.ts';
 import type { UserCounts } from './platform/http/user-counts.ts';
 import { listenMetrics, measureProcess } from './platform/metrics.ts';
@@ -73,6 +74,8 @@ export interface ServerOptions {
 /** Builds the process SERVICES asks for: any subset of the modules, with or without the gateway. */
 export async function createServer(config: Config, options: ServerOptions = {}): Promise<Server> {
   const app = createHttpApp({ logLevel: config.logLevel, bodyLimit: config.bodyLimit, trustProxy: config.trustProxy });
+  const loosened = keepDataDirPrivate(config.dataDir);
+  if (loosened !== undefined) app.log.warn({ dataDir: config.dataDir, mode: loosened.toString(8) }, 'DATA_DIR was open to group or others; narrowed to 0700');
   const internalToken =
     config.internalToken ?? readOrCreateSecret(path.join(config.dataDir, 'internal-token'), () => randomToken(32));
   const bus = new EventBus(app.log);
