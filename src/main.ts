@@ -1,27 +1,29 @@
 import { existsSync } from 'node:fs';
 import { ConfigError, loadConfig } from './config.ts';
 import type { Config } from './config.ts';
+import { listenAsConfigured } from './platform/listen-errors.ts';
 import { createServer } from './server.ts';
 
 if (existsSync('.env')) process.loadEnvFile('.env');
 
-let config: Config;
-try {
-  config = loadConfig();
-} catch (error) {
+/** Bad configuration (a bad value, a port already taken) ends the process with one line naming the variable. */
+function stopOnConfigError(error: unknown): never {
   if (!(error instanceof ConfigError)) throw error;
   console.error(`Configuration error: ${error.message}`);
   process.exit(1);
 }
 
-const server = await createServer(config).catch((error: unknown) => {
-  if (error instanceof ConfigError) {
-    console.error(`Configuration error: ${error.message}`);
-    process.exit(1);
-  }
-  throw error;
-});
-await server.app.listen({ port: config.port, host: config.host });
+let config: Config;
+try {
+  config = loadConfig();
+} catch (error) {
+  stopOnConfigError(error);
+}
+
+const server = await createServer(config).catch(stopOnConfigError);
+await listenAsConfigured({ portVariable: 'PORT', port: config.port, hostVariable: 'HOST', host: config.host }, () =>
+  server.app.listen({ port: config.port, host: config.host }),
+).catch(stopOnConfigError);
 printWelcome(config, server.app.server.address(), server.metricsUrl);
 
 let stopping = false;

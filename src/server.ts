@@ -13,6 +13,8 @@ import { enforceRouteAccess, grantAccess, installRouteAccess, SECURITY_SCHEMES }
 import { createHttpApp } from './platform/http/app.ts';
 import type { HttpApp } from './platform/http/app.ts';
 import { installIdentity } from './platform/http/identity.ts';
+import { listenAsConfigured } from './platform/listen-errors.ts';
+import { keepDataDirPrivate } from './platform/private-files.ts';
 import { InternalClient } from './platform/http/internal-client.ts';
 import type { UserCounts } from './platform/http/user-counts.ts';
 import { listenMetrics, measureProcess } from './platform/metrics.ts';
@@ -74,6 +76,8 @@ export interface ServerOptions {
 /** Builds the process SERVICES asks for: any subset of the modules, with or without the gateway. */
 export async function createServer(config: Config, options: ServerOptions = {}): Promise<Server> {
   const app = createHttpApp({ logLevel: config.logLevel, bodyLimit: config.bodyLimit, trustProxy: config.trustProxy });
+  const loosened = keepDataDirPrivate(config.dataDir);
+  if (loosened !== undefined) app.log.warn({ dataDir: config.dataDir, mode: loosened.toString(8) }, 'DATA_DIR was open to group or others; narrowed to 0700');
   const internalToken =
     config.internalToken ?? readOrCreateSecret(path.join(config.dataDir, 'internal-token'), () => randomToken(32));
   const bus = new EventBus(app.log);
@@ -148,7 +152,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
       const users = provisions.users;
       if (!users) throw new Error('the gateway has no user directory');
       if (auth) {
-        installAuthentication(app, auth.api.verifier, internalToken, users);
+        installAuthentication(app, auth.api.verifier, internalToken, users, [config.publicUrl, config.webUrl]);
       } else {
         const remote = await connectRemoteVerifier({
           auth: clientOf('auth', config.upstreams.auth as string),
@@ -158,7 +162,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
           log: app.log,
         });
         cleanups.push(remote.stop);
-        installAuthentication(app, remote.verifier, internalToken, users);
+        installAuthentication(app, remote.verifier, internalToken, users, [config.publicUrl, config.webUrl]);
       }
     }
     installIdentity(app, internalToken);
@@ -172,7 +176,12 @@ export async function createServer(config: Config, options: ServerOptions = {}):
       started.push(module);
     }
     outbox?.start();
-    if (config.metrics.port > 0) metricsListener = await listenMetrics(metrics, { ...config.metrics, logLevel: config.logLevel });
+    if (config.metrics.port > 0) {
+      const { port, host } = config.metrics;
+      metricsListener = await listenAsConfigured({ portVariable: 'METRICS_PORT', port, hostVariable: 'METRICS_HOST', host }, () =>
+        listenMetrics(metrics, { ...config.metrics, logLevel: config.logLevel }),
+      );
+    }
   } catch (error) {
     await outbox?.stop();
     for (const module of started.reverse()) await module.stop?.().catch(() => {});

@@ -5,6 +5,7 @@ import { ACCESS_TOKEN_COOKIE, IDENTITY_HEADERS, bearerToken } from '../platform/
 import '../services/auth/errors.ts'; // declares INVALID_TOKEN and ACCOUNT_EXPIRED, which the gateway raises
 import type { AccessTokenVerifier, VerifiedAccessToken } from '../services/auth/tokens/access-tokens.ts';
 import type { CachingUserDirectory, UserAccess } from '../services/auth/users/directory.ts';
+import { pageOriginCheck } from './own-pages.ts';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 export const LIVE_SOCKET_PATH = '/api/socket';
@@ -34,9 +35,17 @@ function presentedToken(request: FastifyRequest, isSocket: boolean): PresentedTo
  * internal token for a service behind the proxy. What a route asks for is its declared access
  * (platform/http/access.ts), on the module's route in this process or on the proxy's route in a
  * gateway-only one. A token verified before, of a user the directory remembers, is answered without
- * a promise, because this runs on every request.
+ * a promise, because this runs on every request. `pageOrigins` (PUBLIC_URL, WEB_URL) are the sites
+ * whose pages may use the cookie to change state or open the live socket, beside the request's own host.
  */
-export function installAuthentication(app: HttpApp, verifier: AccessTokenVerifier, internalToken: string, users: CachingUserDirectory): void {
+export function installAuthentication(
+  app: HttpApp,
+  verifier: AccessTokenVerifier,
+  internalToken: string,
+  users: CachingUserDirectory,
+  pageOrigins: readonly string[],
+): void {
+  const fromOwnPage = pageOriginCheck(pageOrigins);
   app.addHook('onRequest', (request, _reply, done) => {
     const headers = request.headers;
     for (const name of Object.keys(headers)) if (name.startsWith('x-user-')) delete headers[name];
@@ -52,7 +61,7 @@ export function installAuthentication(app: HttpApp, verifier: AccessTokenVerifie
     const presented = presentedToken(request, isSocket);
     if (!presented) return done(isPublic ? undefined : new AppError('UNAUTHORIZED'));
     const admit = (verified: VerifiedAccessToken | null, account?: UserAccess) =>
-      admitVerified(request, { isSocket, isPublic, presented, verified, account, internalToken });
+      admitVerified(request, { isSocket, isPublic, presented, verified, account, internalToken, fromOwnPage });
     const withAccount = (verified: VerifiedAccessToken | null) => {
       if (!verified) return done(admit(null));
       const remembered = users.peek(verified.userId);
@@ -72,7 +81,7 @@ export function installAuthentication(app: HttpApp, verifier: AccessTokenVerifie
 /** The outcome for a presented token: undefined to go on (the caller is now on the request), or the error to answer. */
 function admitVerified(
   request: FastifyRequest,
-  { isSocket, isPublic, presented, verified, account, internalToken }: {
+  { isSocket, isPublic, presented, verified, account, internalToken, fromOwnPage }: {
     isSocket: boolean;
     isPublic: boolean;
     presented: PresentedToken;
@@ -80,15 +89,21 @@ function admitVerified(
     /** The token's user as the directory knows them; undefined for a deleted one (its sessions are revoked). */
     account?: UserAccess;
     internalToken: string;
+    fromOwnPage: (request: FastifyRequest) => boolean;
   },
 ): AppError | undefined {
   if (!verified) return isPublic ? undefined : new AppError('INVALID_TOKEN');
   // Login and refresh refuse an expired account; its access tokens stop here from the moment it expires.
   const accountExpiry = account?.expirationTime ?? null;
   if (accountExpiry !== null && accountExpiry <= Date.now()) return isPublic ? undefined : new AppError('ACCOUNT_EXPIRED');
-  if (presented.fromCookie && !SAFE_METHODS.has(request.method) && !isJson(request)) {
-    // A cross-site form can send the cookie but not this content type.
-    return new AppError('FORBIDDEN', 'Cookie-authenticated requests that change state must send Content-Type: application/json');
+  if (presented.fromCookie) {
+    // A page of another site can open a WebSocket, or send a request, that carries the cookie; a bearer or ?token= it cannot forge.
+    if (isSocket && !fromOwnPage(request)) return new AppError('FORBIDDEN', 'Pages of other sites may not open the socket with the session cookie');
+    if (!SAFE_METHODS.has(request.method)) {
+      if (!fromOwnPage(request)) return new AppError('FORBIDDEN', 'Pages of other sites may not change state with the session cookie');
+      // A cross-site form can send the cookie but not this content type.
+      if (!isJson(request)) return new AppError('FORBIDDEN', 'Cookie-authenticated requests that change state must send Content-Type: application/json');
+    }
   }
   request.identity = { userId: verified.userId, email: verified.email, sessionId: verified.sessionId };
   const headers = request.headers;

@@ -13,7 +13,7 @@ import type { TestServer } from '../support/server.ts';
 async function gatewayInFront(server: TestServer): Promise<HttpApp> {
   const app = createHttpApp({ logLevel: 'silent', bodyLimit: 1 << 20, trustProxy: undefined });
   await app.register(cookie);
-  installAuthentication(app, server.auth!.api.verifier, TEST_INTERNAL_TOKEN, server.auth!.api.users);
+  installAuthentication(app, server.auth!.api.verifier, TEST_INTERNAL_TOKEN, server.auth!.api.users, [server.config.publicUrl, server.config.webUrl]);
   installIdentity(app, TEST_INTERNAL_TOKEN);
   const echo = async (request: { identity: unknown; fromService: boolean; headers: Record<string, unknown> }) => ({
     identity: request.identity,

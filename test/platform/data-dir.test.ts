@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
+import { keepDataDirPrivate } from '../../src/platform/private-files.ts';
 import { createServer } from '../../src/server.ts';
 import { PASSWORD } from '../services/auth/support/auth.ts';
 import { eventually } from '../support/eventually.ts';
@@ -11,7 +12,7 @@ import { outboxMails } from '../support/outbox.ts';
 import { NO_DEVICE_LISTENERS, NO_METRICS } from '../support/server.ts';
 
 const mode = (file: string) => statSync(file).mode & 0o777;
-const SECRET_FILES = ['trackstack.db', 'trackstack.db-wal', 'trackstack.db-shm', 'jwt-private.pem', 'internal-token', 'totp-encryption-key'];
+const SECRET_FILES = ['trackstack.db', 'trackstack.db-wal', 'trackstack.db-shm', 'jwt-private.pem', 'internal-token', 'totp-encryption-key', 'vapid-private.pem'];
 
 describe('DATA_DIR on disk', () => {
   let root: string;
@@ -58,14 +59,35 @@ describe('DATA_DIR on disk', () => {
     });
   });
 
-  it('narrows files and the outbox that an older version or a copy left readable by others; DATA_DIR keeps its mode', async () => {
-    for (const file of ['trackstack.db', 'jwt-private.pem', 'internal-token', 'totp-encryption-key']) chmodSync(path.join(dataDir, file), 0o644);
+  it('narrows DATA_DIR, its files and the outbox that an older version or a copy left open to others', async () => {
+    for (const file of ['trackstack.db', 'jwt-private.pem', 'internal-token', 'totp-encryption-key', 'vapid-private.pem']) chmodSync(path.join(dataDir, file), 0o644);
     chmodSync(path.join(dataDir, 'outbox'), 0o755);
-    chmodSync(dataDir, 0o750);
+    chmodSync(dataDir, 0o755);
     await whileRunning(() => {
       for (const file of SECRET_FILES) assert.equal(mode(path.join(dataDir, file)), 0o600, file);
       assert.equal(mode(path.join(dataDir, 'outbox')), 0o700);
-      assert.equal(mode(dataDir), 0o750, 'an existing DATA_DIR may be a mount point: the operator owns its mode');
+      assert.equal(mode(dataDir), 0o700);
     });
+  });
+
+  it('leaves a folder shared on purpose as it is: one with the sticky bit, the home folder', () => {
+    const shared = mkdtempSync(path.join(root, 'shared-'));
+    chmodSync(shared, 0o1777);
+    assert.equal(keepDataDirPrivate(shared), undefined);
+    assert.equal(statSync(shared).mode & 0o7777, 0o1777);
+    const home = mkdtempSync(path.join(root, 'home-'));
+    chmodSync(home, 0o755);
+    const realHome = process.env.HOME;
+    process.env.HOME = home;
+    try {
+      assert.equal(keepDataDirPrivate(home), undefined);
+    } finally {
+      process.env.HOME = realHome;
+    }
+    assert.equal(mode(home), 0o755);
+    const own = mkdtempSync(path.join(root, 'own-'));
+    chmodSync(own, 0o750);
+    assert.equal(keepDataDirPrivate(own), 0o750, 'answers the mode it narrowed, for the log');
+    assert.equal(mode(own), 0o700);
   });
 });

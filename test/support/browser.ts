@@ -56,7 +56,7 @@ export async function launchBrowser(extraArgs: string[] = []): Promise<Browser> 
 export interface WebServer {
   server: TestServer;
   mailbox: Mailbox;
-  /** http://127.0.0.1:<port>, which is also PUBLIC_URL (the socket checks the page's Origin against it). */
+  /** http://127.0.0.1:<port> (or the `publicHost` asked for), which is also PUBLIC_URL. */
   url: string;
   /** The OsmAnd listener, for positions sent as a device would. */
   osmandPort: number;
@@ -71,16 +71,20 @@ const PORT_ATTEMPTS = 5;
  * server and the OsmAnd port. Its web port must be known before it starts (it is PUBLIC_URL, in the
  * links of mails), so a port another test process takes in between is tried again with a fresh one;
  * device ports are bound on port 0 (`web.server.tracking.ingestion.listen`). Whatever fails half-way
- * is closed, so that a failed start never holds the test process open.
+ * is closed, so that a failed start never holds the test process open. It listens on 127.0.0.1;
+ * `publicHost` names it in PUBLIC_URL (`localhost` reaches it too).
  */
-export async function startWebServer(env: Record<string, string> = {}, options: Parameters<typeof startTestServer>[2] = {}): Promise<WebServer> {
+export async function startWebServer(
+  env: Record<string, string> = {},
+  { publicHost = '127.0.0.1', ...options }: Parameters<typeof startTestServer>[2] & { publicHost?: string } = {},
+): Promise<WebServer> {
   await buildIfStale();
   // SQLite: the first engine, always there (DESIGN §7: the browser tests run on it).
   const [engine] = testEngines();
   const mailbox = await Mailbox.start();
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
-    const url = `http://127.0.0.1:${port}`;
+    const url = `http://${publicHost}:${port}`;
     let server: TestServer | undefined;
     try {
       server = await startTestServer(engine as TestEngine, {

@@ -5,7 +5,7 @@ import type { User } from '../../src/client/index.ts';
 import { t } from './i18n.ts';
 import { live } from './live.ts';
 import { listenToServiceWorker } from './push.ts';
-import { Link, navigate, useFocusHeading, useLocation } from './router.tsx';
+import { Link, navigate, pathInApp, useFocusHeading, useLocation } from './router.tsx';
 import { signOut, useSession } from './session.ts';
 import { ErrorNote, LoadingPage, Page } from './ui.tsx';
 
@@ -54,7 +54,7 @@ export function App() {
   useEffect(listenToServiceWorker, []);
 
   useEffect(() => {
-    if (user && (path === '/login' || path === '/register' || path === '/login/2fa')) navigate(query.get('next') ?? '/', { replace: true });
+    if (user && (path === '/login' || path === '/register' || path === '/login/2fa')) navigate(pathInApp(query.get('next')), { replace: true });
   }, [user, path, query]);
 
   useFocusHeading(path);

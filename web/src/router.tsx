@@ -23,6 +23,22 @@ export function navigate(to: string, options: { replace?: boolean } = {}): void 
   for (const listener of listeners) listener();
 }
 
+/**
+ * Where `?next=` may send a person after sign-in: a path of this app, its query and fragment kept.
+ * Anything naming another origin (`https://…`, `//host`, `/\host`, `javascript:`) or not a URL lands on
+ * `/`: history refuses another origin, and the page would go blank.
+ */
+export function pathInApp(target: string | null): string {
+  if (!target) return '/';
+  try {
+    // Not URL.parse: Safari has it only from 18.
+    const url = new URL(target, window.location.origin);
+    return url.origin === window.location.origin ? url.pathname + url.search + url.hash : '/';
+  } catch {
+    return '/';
+  }
+}
+
 /** The current path and query, re-rendering on navigation. */
 export function useLocation(): { path: string; query: URLSearchParams } {
   const current = useSyncExternalStore(subscribe, snapshot);

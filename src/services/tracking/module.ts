@@ -184,7 +184,7 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
       registerEventRoutes(app, events);
       registerGeofenceRoutes(app, geofences);
       registerCommandRoutes(app, commands);
-      await registerLiveRoutes(app, live, [config.publicUrl, config.webUrl]);
+      await registerLiveRoutes(app, live);
     },
     retention,
     ingestion: {

@@ -1,4 +1,5 @@
 import type { FastifyBaseLogger } from 'fastify';
+import { listenAsConfigured } from '../../../platform/listen-errors.ts';
 import { gl200Protocol } from '../protocols/gl200.ts';
 import { gt06Protocol } from '../protocols/gt06.ts';
 import { galileoProtocol } from '../protocols/galileo.ts';
@@ -69,18 +70,27 @@ export class DeviceListeners {
     this.#connectionsPerAddress = new ConnectionsPerAddress(options.connectionsPerIp);
   }
 
-  /** Opens a listener for the protocol; port 0 takes a free port. Answers the port bound. */
+  /**
+   * Opens a listener for the protocol; port 0 takes a free port. Answers the port bound. A port
+   * already taken fails with a ConfigError naming the protocol's variable (`<NAME>_PORT`).
+   */
   async listen(protocol: DeviceProtocol, port: number): Promise<number> {
     const { sink, host, log } = this.#options;
     const connectionsPerAddress = this.#connectionsPerAddress;
-    const listener =
+    const settings = { portVariable: `${protocol.toUpperCase()}_PORT`, port, hostVariable: 'HOST', host };
+    const udpProtocol = protocol !== 'osmand' && UDP_PROTOCOLS.has(protocol) ? TCP_PROTOCOLS[protocol] : undefined;
+    const listener = await listenAsConfigured({ ...settings, transport: udpProtocol ? 'TCP' : undefined }, () =>
       protocol === 'osmand'
-        ? await listenOsmAnd({ port, host, sink, log, logLevel: this.#options.logLevel, connectionsPerAddress })
-        : await listenTcp({ protocol: TCP_PROTOCOLS[protocol], port, host, sink, log, idleTimeoutMs: this.#options.idleTimeoutMs, connectionsPerAddress, commands: this.#options.commands });
+        ? listenOsmAnd({ port, host, sink, log, logLevel: this.#options.logLevel, connectionsPerAddress })
+        : listenTcp({ protocol: TCP_PROTOCOLS[protocol], port, host, sink, log, idleTimeoutMs: this.#options.idleTimeoutMs, connectionsPerAddress, commands: this.#options.commands }),
+    );
     this.#open.push({ protocol, listener });
-    if (protocol !== 'osmand' && UDP_PROTOCOLS.has(protocol)) {
+    if (udpProtocol) {
       // Same port number as the TCP listener, so a free port taken for TCP is the UDP port too.
-      this.#open.push({ protocol, listener: await listenUdp({ protocol: TCP_PROTOCOLS[protocol], port: listener.port, host, sink, log }) });
+      const udp = await listenAsConfigured({ ...settings, port: listener.port, transport: 'UDP' }, () =>
+        listenUdp({ protocol: udpProtocol, port: listener.port, host, sink, log }),
+      );
+      this.#open.push({ protocol, listener: udp });
     }
     return listener.port;
   }

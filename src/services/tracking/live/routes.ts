@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { HttpApp } from '../../../platform/http/app.ts';
 import { AppError } from '../errors.ts';
-import { ACCESS_TOKEN_COOKIE, IDENTITY_HEADERS, requireIdentity } from '../../../platform/http/identity.ts';
+import { IDENTITY_HEADERS, requireIdentity } from '../../../platform/http/identity.ts';
 import type { LiveHub } from './hub.ts';
 import { errorResponses } from '../../../platform/http/schemas.ts';
 
@@ -12,11 +12,11 @@ const MAX_CLIENT_MESSAGE_BYTES = 4096;
 
 /**
  * GET /api/socket: the WebSocket of live updates. The gateway has authenticated the upgrade
- * request by then (bearer, cookie or ?token=); a refusal is an ordinary HTTP answer, before any upgrade.
- * `allowedOrigins` are the origins (PUBLIC_URL, WEB_URL) whose pages may open it with the cookie.
+ * request by then (bearer, cookie or ?token=), and refused the cookie from pages of other sites (it
+ * sees the Host the browser used, which a service behind the proxy does not); a refusal is an
+ * ordinary HTTP answer, before any upgrade.
  */
-export async function registerLiveRoutes(app: HttpApp, hub: LiveHub, allowedOrigins: readonly string[]): Promise<void> {
-  const origins = new Set(allowedOrigins.map((url) => new URL(url).origin));
+export async function registerLiveRoutes(app: HttpApp, hub: LiveHub): Promise<void> {
   // Added before the plugin's own preClose hook, which would close the sockets without a code.
   app.addHook('preClose', async () => hub.stop());
   await app.register(websocket, {
@@ -54,11 +54,6 @@ export async function registerLiveRoutes(app: HttpApp, hub: LiveHub, allowedOrig
     },
     preValidation: async (request) => {
       const identity = requireIdentity(request);
-      // A page of another site can open a WebSocket that carries the cookie; a bearer or ?token= it cannot forge.
-      const origin = request.headers.origin;
-      if (usesCookie(request) && origin !== undefined && !origins.has(origin)) {
-        throw new AppError('FORBIDDEN', 'Pages of this origin may not open the socket with the session cookie');
-      }
       if (!hub.mayConnect(identity.userId)) throw new AppError('RATE_LIMITED', 'Too many live connections for this account');
     },
     handler: async () => {
@@ -71,11 +66,6 @@ export async function registerLiveRoutes(app: HttpApp, hub: LiveHub, allowedOrig
 /** Node hands such a request to the 'upgrade' listeners: its connection speaks HTTP no more, whatever the answer. */
 function isUpgrade(request: FastifyRequest): boolean {
   return request.headers.upgrade !== undefined && /\bupgrade\b/i.test(request.headers.connection ?? '');
-}
-
-/** The gateway takes the bearer header first, then the cookie, then ?token=. */
-function usesCookie(request: FastifyRequest): boolean {
-  return request.headers.authorization === undefined && Boolean(request.cookies?.[ACCESS_TOKEN_COOKIE]);
 }
 
 /** Trusted like X-User-Id: only requests with an identity reach here, and those carry the internal token. */

@@ -97,6 +97,16 @@ for (const engine of testEngines()) {
       assert.equal(elsewhere.body.code, 'NOT_FOUND');
     });
 
+    it('judges the page origin of a cookie upgrade at the gateway, which sees the Host the browser used', async () => {
+      const cookie = { cookie: `access_token=${user.token}` };
+      // PUBLIC_URL says localhost:8080; the page is at the gateway's own address.
+      const own = await connect(gatewaySocket, { ...cookie, origin: new URL(gatewayUrl).origin });
+      assert.deepEqual(await own.next(), { positions: [] });
+      const foreign = await refusal(gatewaySocket, { headers: { ...cookie, origin: 'https://evil.example' } });
+      assert.equal(foreign.status, 403);
+      assert.equal(foreign.body.code, 'FORBIDDEN');
+    });
+
     it('relays a plain HTTP request to the service, which answers 426', async () => {
       const response = await gateway.app.inject({ url: '/api/socket', headers: { authorization: `Bearer ${user.token}` } });
       assert.equal(response.statusCode, 426);

@@ -194,7 +194,7 @@ export async function tunedInstance(
   const app = createHttpApp({ logLevel: logStream ? 'debug' : 'silent', bodyLimit: server.config.bodyLimit, trustProxy: undefined, logStream });
   installRouteAccess(app, [trackingRouteAccess]);
   await app.register(cookie);
-  installAuthentication(app, auth.api.verifier, TEST_INTERNAL_TOKEN, auth.api.users);
+  installAuthentication(app, auth.api.verifier, TEST_INTERNAL_TOKEN, auth.api.users, [server.config.publicUrl, server.config.webUrl]);
   installIdentity(app, TEST_INTERNAL_TOKEN);
   await tracking.registerRoutes(app);
   return { url: await socketUrl(app), close: () => app.close() };
