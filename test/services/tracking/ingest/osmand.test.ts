@@ -196,4 +196,3 @@ describeEachEngine('OsmAnd listener (Traccar Client), end to end', (engine) => {
     assert.equal((await deviceOf(server, owner, deviceId)).status, 'online');
   });
 });
-});
