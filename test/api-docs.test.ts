@@ -23,6 +23,25 @@ const SPEC_ENDPOINTS = [
   'post /webhooks/stripe', 'post /webhooks/apple', 'post /webhooks/google', 'get /health',
 ];
 
+/**
+ * Public routes that answer 401 themselves (a wrong password, a missing or spent token). Every other
+ * route that can answer 401 is one the access check guards: those with a credential in their security.
+ */
+const PUBLIC_401: readonly { operation: string; request?: { method: 'GET' | 'POST'; url: string; payload?: Record<string, unknown> } }[] = [
+  { operation: 'post /api/auth/login', request: { method: 'POST', url: '/api/auth/login', payload: { email: 'nobody@example.com', password: 'not the password' } } },
+  { operation: 'post /api/auth/2fa/login', request: { method: 'POST', url: '/api/auth/2fa/login', payload: { temp_token: 'x'.repeat(43), code: '123456' } } },
+  { operation: 'post /api/auth/2fa/email/resend', request: { method: 'POST', url: '/api/auth/2fa/email/resend', payload: { temp_token: 'x'.repeat(43) } } },
+  { operation: 'post /api/auth/refresh', request: { method: 'POST', url: '/api/auth/refresh' } },
+  { operation: 'get /api/auth/validate', request: { method: 'GET', url: '/api/auth/validate' } },
+  // Its 401s need Google's keys served: test/services/auth/openid/token-exchange.test.ts provokes them.
+  { operation: 'post /api/auth/openid/token' },
+];
+
+interface Operation {
+  security?: Record<string, string[]>[];
+  responses?: Record<string, unknown>;
+}
+
 describeEachEngine('API docs', (engine) => {
   let server: TestServer;
   before(async () => {
@@ -44,5 +63,30 @@ describeEachEngine('API docs', (engine) => {
     const ui = await server.app.inject({ url: '/docs/' });
     assert.equal(ui.statusCode, 200);
     assert.match(ui.headers['content-type'] as string, /text\/html/);
+  });
+
+  it('every operation that can answer 401 documents it: those that take a user\'s credential, and the public ones that answer it themselves', async () => {
+    const document = (await server.app.inject({ url: '/openapi.json' })).json();
+    const undocumented: string[] = [];
+    const guarded: string[] = [];
+    for (const [path, operations] of Object.entries(document.paths as Record<string, Record<string, Operation>>)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        const name = `${method} ${path.replace(/\/$/, '')}`;
+        const takesCredential = (operation.security ?? []).some((scheme) => 'bearer' in scheme || 'cookie' in scheme);
+        if (takesCredential) guarded.push(name);
+        if ((takesCredential || PUBLIC_401.some((entry) => entry.operation === name)) && !Object.hasOwn(operation.responses ?? {}, '401')) undocumented.push(name);
+      }
+    }
+    assert.ok(guarded.length > 40, `${guarded.length} operations take a credential`);
+    assert.deepEqual(undocumented, []);
+  });
+
+  it('the public operations listed as answering 401 do answer it without a credential', async () => {
+    for (const { operation, request } of PUBLIC_401) {
+      if (!request) continue;
+      const response = await server.app.inject(request);
+      assert.equal(response.statusCode, 401, `${operation}: ${response.body}`);
+      assert.equal(response.json().error, 'Unauthorized');
+    }
   });
 });

@@ -1,17 +1,19 @@
 import assert from 'node:assert/strict';
+import { STATUS_CODES } from 'node:http';
 import type { LightMyRequestResponse } from 'fastify';
 import type { Server } from '../../src/server.ts';
 import type { TestLogin } from './server.ts';
 
 /**
  * The error body every failure shares (DESIGN §5.1): asserts the status, the stable code, the
- * body's own statusCode, that there is a message, and, when given, what the message says.
+ * body's own statusCode, its reason phrase, that there is a message, and, when given, what the message says.
  */
 export function assertError(response: LightMyRequestResponse, status: number, code: string, message?: RegExp): void {
   assert.equal(response.statusCode, status, response.body);
   const body = response.json();
   assert.equal(body.code, code, response.body);
   assert.equal(body.statusCode, status, response.body);
+  assert.equal(body.error, STATUS_CODES[status], response.body);
   assert.equal(typeof body.message, 'string', response.body);
   if (message) assert.match(body.message, message);
 }

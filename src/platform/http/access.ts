@@ -2,6 +2,7 @@ import type { RouteOptions } from 'fastify';
 import type { HttpApp } from './app.ts';
 import { AppError } from './errors.ts';
 import { ACCESS_TOKEN_COOKIE } from './identity.ts';
+import { errorResponses } from './schemas.ts';
 
 /**
  * Who may call a route: anyone, a signed-in user, an administrator, or only another service
@@ -42,10 +43,19 @@ const SECURITY: Record<Access, Record<string, string[]>[]> = {
   service: [{ internalToken: [] }],
 };
 
-/** Gives a route its access and the OpenAPI security that documents it. */
+/**
+ * What the access checks answer before the route runs, documented on every route they guard: 401
+ * without a valid credential (enforceRouteAccess, and the gateway for a bad or expired token), 403
+ * for a user on an administrator route. A public route that answers 401 itself documents it itself.
+ */
+const ACCESS_RESPONSES: Record<Access, number[]> = { public: [], user: [401], admin: [401, 403], service: [403] };
+
+/** Gives a route its access, the OpenAPI security that documents it and the refusals of its access check. */
 export function grantAccess(route: RouteOptions, access: Access): void {
   route.config = { ...route.config, access };
   route.schema = { ...route.schema, security: SECURITY[access] };
+  const refusals = ACCESS_RESPONSES[access];
+  if (refusals.length > 0) route.schema.response = { ...errorResponses(...refusals), ...(route.schema.response as Record<string, unknown> | undefined) };
 }
 
 /**

@@ -260,24 +260,7 @@ function toClientError(error: FastifyError): ClientError {
   return { statusCode: 500, code: 'INTERNAL_ERROR', message: 'Internal server error' };
 }
 
-const REASONS: Record<number, string> = {
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'Not Found',
-  408: 'Request Timeout',
-  409: 'Conflict',
-  413: 'Payload Too Large',
-  414: 'URI Too Long',
-  415: 'Unsupported Media Type',
-  426: 'Upgrade Required',
-  429: 'Too Many Requests',
-  431: 'Request Header Fields Too Large',
-  500: 'Internal Server Error',
-  502: 'Bad Gateway',
-  503: 'Service Unavailable',
-};
-
+/** The JSON error body (DESIGN §5.1): `error` is the status's HTTP reason phrase, as Node names it. */
 export function errorBody(statusCode: number, code: ErrorCode, message: string, details?: ErrorDetail[]) {
-  return { statusCode, error: REASONS[statusCode] ?? 'Error', code, message, ...(details ? { details } : {}) };
+  return { statusCode, error: STATUS_CODES[statusCode] ?? 'Unknown Status', code, message, ...(details ? { details } : {}) };
 }

@@ -1,6 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import type { HttpApp } from '../../../platform/http/app.ts';
+import { errorResponses } from '../../../platform/http/schemas.ts';
 import { AppError } from '../errors.ts';
 import { requireIdentity } from '../../../platform/http/identity.ts';
 import { clearSessionCookies, clientInfo, presentedAccessToken, REFRESH_TOKEN_COOKIE, setSessionCookies } from '../cookies.ts';
@@ -42,7 +43,7 @@ export function registerSignInRoutes(app: HttpApp, deps: SignInRouteDeps): void 
         description:
           '200 with tokens (and the access_token and refresh_token cookies), or 202 when the account has two-factor authentication: then POST /2fa/login with temp_token. 401 INVALID_CREDENTIALS; 403 ACCOUNT_DISABLED, ACCOUNT_EXPIRED or EMAIL_NOT_VERIFIED (only after a correct password); 429 RATE_LIMITED.',
         body: Type.Object({ email: EmailField, password: PasswordField }, strictBody),
-        response: { 200: LoginResponse, 202: Login2FARequiredResponse },
+        response: { 200: LoginResponse, 202: Login2FARequiredResponse, ...errorResponses(401, 403, 429) },
       },
     },
     async (request, reply) => {
@@ -60,7 +61,7 @@ export function registerSignInRoutes(app: HttpApp, deps: SignInRouteDeps): void 
         description:
           'Answers the User and sets the access_token and refresh_token cookies (a bearer client reads its tokens from them). 401 INVALID_2FA_LOGIN_CODE for a wrong code; 401 TEMP_TOKEN_EXPIRED once the temp_token expired (5 minutes) or 5 wrong codes burned it.',
         body: Type.Object({ temp_token: OpaqueTokenField, code: TwoFactorCodeField }, strictBody),
-        response: { 200: User },
+        response: { 200: User, ...errorResponses(401) },
       },
     },
     async (request, reply) => {
@@ -79,7 +80,7 @@ export function registerSignInRoutes(app: HttpApp, deps: SignInRouteDeps): void 
         description:
           'At most one code per 30 s per temp_token: within that (and for a totp sign-in) the answer is the same and no mail is sent. 401 TEMP_TOKEN_EXPIRED once the temp_token is used, expired or burned.',
         body: Type.Object({ temp_token: OpaqueTokenField }, strictBody),
-        response: { 200: MessageResponse },
+        response: { 200: MessageResponse, ...errorResponses(401) },
       },
     },
     async (request) => {
@@ -97,7 +98,7 @@ export function registerSignInRoutes(app: HttpApp, deps: SignInRouteDeps): void 
         description:
           'The token comes from the body or the refresh_token cookie; the body may be omitted. Each refresh token works once: it is replaced by the one returned. Presenting a replaced token again within 10 s answers the same replacement; later it ends the whole sign-in (401 REFRESH_TOKEN_REUSED).',
         body: Type.Object({ refreshToken: Type.Optional(OpaqueTokenField) }, strictBody),
-        response: { 200: LoginResponse },
+        response: { 200: LoginResponse, ...errorResponses(401, 403) },
       },
       preValidation: async (request) => {
         request.body ??= {};
@@ -141,7 +142,7 @@ export function registerSignInRoutes(app: HttpApp, deps: SignInRouteDeps): void 
         summary: 'Token check for a reverse proxy (nginx auth_request, Traefik forwardAuth); GET or HEAD',
         description:
           'Reads the access_token cookie (or a bearer header). 200 with X-User-Id and X-User-Email when the token is valid and the account active, else 401. Never cached. See docs/reverse-proxy.md.',
-        response: { 200: Type.Object({ userId: Type.Integer(), email: Type.String() }) },
+        response: { 200: Type.Object({ userId: Type.Integer(), email: Type.String() }), ...errorResponses(401) },
       },
     },
     async (request, reply) => {

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { randomToken } from '../../../platform/crypto.ts';
 import type { HttpApp } from '../../../platform/http/app.ts';
+import { errorResponses } from '../../../platform/http/schemas.ts';
 import type { ProfileService } from '../account/service.ts';
 import { clientInfo, setSessionCookies } from '../cookies.ts';
 import type { CookiePolicy } from '../cookies.ts';
@@ -123,7 +124,7 @@ export async function registerOpenIdRoutes(app: HttpApp, deps: OpenIdRouteDeps):
         description:
           'The app signs in with Google itself and posts the id_token. Checked: signature (the issuer\'s JWKS), iss, aud (one of OIDC_GOOGLE_AUDIENCES), exp, and a verified e-mail. 200 as /login (tokens and cookies; the spec\'s OpenIDTokenResponse fields accessToken and user, plus refreshToken and expiresIn), or 202 when the account has two-factor authentication. 400 OPENID_PROVIDER_UNSUPPORTED (provider other than google), OPENID_PROVIDER_NOT_CONFIGURED; 401 ID_TOKEN_INVALID, ID_TOKEN_EXPIRED, ID_TOKEN_WRONG_ISSUER, ID_TOKEN_WRONG_AUDIENCE, ID_TOKEN_EMAIL_UNVERIFIED; 403 ACCOUNT_DISABLED, ACCOUNT_EXPIRED, REGISTRATION_DISABLED; 409 OPENID_ACCOUNT_EXISTS; 429; 502 UPSTREAM_UNAVAILABLE when Google\'s keys cannot be fetched.',
         body: Type.Object({ provider: Type.String({ minLength: 1, maxLength: 32 }), id_token: Type.String({ minLength: 1, maxLength: 8192 }) }, strictBody),
-        response: { 200: LoginResponse, 202: Login2FARequiredResponse },
+        response: { 200: LoginResponse, 202: Login2FARequiredResponse, ...errorResponses(400, 401, 403, 409, 429, 502) },
       },
     },
     async (request, reply) => {

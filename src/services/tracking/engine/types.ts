@@ -1,9 +1,13 @@
 // Contract of the event engine: pure functions from (state, input) to (state, events). No I/O, no clock.
 import type { NewEvent, NewPosition } from '../api.ts';
 
-/** A position after storage gave it its id: what the engine processes. */
+/**
+ * A position after storage gave it its id: what the engine processes. The id is null for a status
+ * report sent before the device's first fix, which is not stored (it has no fix to be placed at) but
+ * whose attributes the rules still read: its events carry no position.
+ */
 export interface StoredPosition extends NewPosition {
-  id: number;
+  id: number | null;
 }
 
 export type DeviceStatus = 'online' | 'offline' | 'unknown';
@@ -86,7 +90,8 @@ export interface EngineResult {
 
 /** The last processed position, as far as the rules need it. */
 export interface LastPosition {
-  id: number;
+  /** Null for a status report sent before any fix (see StoredPosition). */
+  id: number | null;
   fixTime: number;
   /** The distinct alarm values it carried, for duplicate suppression. */
   alarms: string[];
@@ -104,7 +109,7 @@ export interface KnownValues {
 /** A change of motion seen but not yet held long or far enough to count (Traccar's motion streak). */
 export interface PendingMotion {
   since: number;
-  positionId: number;
+  positionId: number | null;
   /** `totalDistance` when the change was seen. */
   distance: number;
 }

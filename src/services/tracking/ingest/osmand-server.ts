@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { createHttpApp } from '../../../platform/http/app.ts';
 import { AppError } from '../errors.ts';
 import { decodeOsmAnd } from '../protocols/osmand.ts';
-import { assertPlausible } from '../protocols/plausibility.ts';
+import { enforcePlausibility } from '../protocols/plausibility.ts';
 import { ProtocolError } from '../protocols/types.ts';
 import type { ConnectionsPerAddress } from './connection-limit.ts';
 import { DeviceRefusedError } from './sink.ts';
@@ -58,7 +58,7 @@ export async function listenOsmAnd(options: {
           },
           now,
         );
-        assertPlausible(message, now);
+        enforcePlausibility(message, now);
       } catch (error) {
         if (error instanceof ProtocolError) throw new AppError('BAD_REQUEST', error.message);
         throw error;

@@ -20,7 +20,7 @@ import type { GeofenceLimits } from './geofence-limits.ts';
 import { GroupCommit } from './group-commit.ts';
 import { fromDecoded, mergedStatus, storedFromRow } from './rows.ts';
 import { DeviceRefusedError } from './sink.ts';
-import type { IngestDevice, IngestSink } from './sink.ts';
+import type { Accepted, IngestDevice, IngestSink } from './sink.ts';
 
 /** What the pipeline needs of the tracking module's storage. */
 export interface IngestStorage {
@@ -59,13 +59,23 @@ interface Delivery {
   message: DecodedMessage;
   /** Set by the write: the device fields of its batch are written (never rejects). */
   fieldsWritten?: Promise<void>;
+  /** Set by the write: its status reports that had no fix to be placed at. */
+  withoutFix?: number;
 }
 
-/** A delivery's rows, each flagged in order (moves the latest) or not. */
+/**
+ * One of a delivery's reports as the write places it: a row to store, in order (moves the latest)
+ * or not, or a status report with no fix before it, which is not stored and only the engine reads.
+ */
+interface PlacedReport {
+  position: NewPosition;
+  inOrder: boolean;
+  stored: boolean;
+}
+
 interface PlacedDelivery {
   slot: DeviceSlot;
-  positions: NewPosition[];
-  inOrder: boolean[];
+  reports: PlacedReport[];
 }
 
 const DEFAULT_DEVICE_TTL_MS = 5_000;
@@ -143,7 +153,7 @@ export class IngestPipeline implements IngestSink {
     return { id: record.id, uniqueId: record.uniqueId };
   }
 
-  async accept(device: IngestDevice, protocol: string, message: DecodedMessage, receivedAt: Date): Promise<void> {
+  async accept(device: IngestDevice, protocol: string, message: DecodedMessage, receivedAt: Date): Promise<Accepted> {
     const slot = this.#slots.get(device.id);
     if (!slot || slot.refused) throw new DeviceRefusedError(device.uniqueId);
     const time = receivedAt.getTime();
@@ -157,6 +167,7 @@ export class IngestPipeline implements IngestSink {
     const written = this.#writer.add(delivery).then(() => delivery.fieldsWritten);
     this.#lastWrite = written.catch(() => undefined);
     await written;
+    return { withoutFix: delivery.withoutFix ?? 0 };
   }
 
   connected(device: IngestDevice): void {
@@ -323,22 +334,32 @@ export class IngestPipeline implements IngestSink {
   // --- the durable write -----------------------------------------------------------------------------------------
 
   /**
-   * Each delivery's rows in queue order: decoded positions, then its status reports merged into the
-   * last fix before them. `last` holds each device's last fix as the batch goes (starting from the
-   * stored one); the slots keep theirs until the write commits.
+   * Each delivery's reports in queue order: decoded positions, then its status reports merged into
+   * the last fix before them. A status report with no fix before it is not stored: a row at 0,0 in
+   * 1970 would be a position no plausibility rule lets a device send. `last` holds each device's
+   * last fix as the batch goes (starting from the stored one); the slots keep theirs until the write
+   * commits.
    */
   #place(deliveries: Delivery[], last: Map<DeviceSlot, NewPosition | null>): PlacedDelivery[] {
-    return deliveries.map(({ slot, protocol, receivedAt, message }) => {
-      const placed: PlacedDelivery = { slot, positions: [], inOrder: [] };
+    return deliveries.map((delivery) => {
+      const { slot, protocol, receivedAt, message } = delivery;
+      const placed: PlacedDelivery = { slot, reports: [] };
       let latest = last.has(slot) ? (last.get(slot) as NewPosition | null) : slot.last;
       const place = (position: NewPosition) => {
         const inOrder = latest === null || position.fixTime >= latest.fixTime;
         if (inOrder) latest = position;
-        placed.positions.push(position);
-        placed.inOrder.push(inOrder);
+        placed.reports.push({ position, inOrder, stored: true });
       };
       for (const decoded of message.positions) place(fromDecoded(slot.id, protocol, decoded, receivedAt));
-      for (const status of message.statuses) place(mergedStatus(slot.id, protocol, latest, status, receivedAt));
+      delivery.withoutFix = 0;
+      for (const status of message.statuses) {
+        if (latest !== null) {
+          place(mergedStatus(slot.id, protocol, latest, status, receivedAt));
+        } else {
+          placed.reports.push({ position: mergedStatus(slot.id, protocol, null, status, receivedAt), inOrder: true, stored: false });
+          delivery.withoutFix += 1;
+        }
+      }
       last.set(slot, latest);
       return placed;
     });
@@ -347,20 +368,25 @@ export class IngestPipeline implements IngestSink {
   async #write(deliveries: Delivery[]): Promise<void> {
     const last = new Map<DeviceSlot, NewPosition | null>();
     const placed = this.#place(deliveries, last);
-    const { rows, moved } = await this.#options.storage.storePositions(placed.flatMap((delivery) => delivery.positions));
+    const toStore = placed.flatMap((delivery) => delivery.reports.filter((report) => report.stored).map((report) => report.position));
+    const { rows, moved } = await this.#options.storage.storePositions(toStore);
     // Durable from here: everything below is bookkeeping and must not fail the acknowledgement.
     for (const [slot, position] of last) slot.last = position;
     const live: LivePosition[] = [];
     const storedDeliveries: StoredDelivery[] = [];
     let index = 0;
     for (const delivery of placed) {
-      const stored: StoredPosition[] = [];
-      delivery.positions.forEach((position, at) => {
+      const positions: StoredPosition[] = [];
+      for (const { position, inOrder, stored } of delivery.reports) {
+        if (!stored) {
+          positions.push({ ...position, id: null });
+          continue;
+        }
         const row = rows[index++] as PositionRow;
-        stored.push({ ...position, id: row.id });
-        if (delivery.inOrder[at] && this.#isCurrent(delivery.slot)) live.push({ deviceId: row.device_id, json: positionJson(row) });
-      });
-      if (stored.length > 0) storedDeliveries.push({ slot: delivery.slot, positions: stored, inOrder: delivery.inOrder });
+        positions.push({ ...position, id: row.id });
+        if (inOrder && this.#isCurrent(delivery.slot)) live.push({ deviceId: row.device_id, json: positionJson(row) });
+      }
+      if (positions.length > 0) storedDeliveries.push({ slot: delivery.slot, positions, inOrder: delivery.reports.map((report) => report.inOrder) });
     }
     // The batch's devices show what it stored before anyone is told (a read after the ACK sees it).
     const changes = new Map<number, DeviceStatusChange>();

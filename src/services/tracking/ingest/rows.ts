@@ -27,7 +27,8 @@ export function fromDecoded(deviceId: number, protocol: string, decoded: Decoded
 
 /**
  * A report without a location, stored as Traccar does: the last known fix (its time, place and
- * motion) with the report's attributes; before any fix, at 0,0 with fix time 1970-01-01 and invalid.
+ * motion) with the report's attributes. Before any fix it has no place (0,0, fix time 0, invalid):
+ * the pipeline does not store such a report, only the event engine reads it.
  */
 export function mergedStatus(deviceId: number, protocol: string, last: NewPosition | null, status: DecodedStatus, serverTime: number): NewPosition {
   return {

@@ -11,10 +11,19 @@ export interface IngestSink {
   /** The device with this uniqueId when it may send (known and not disabled), else undefined. */
   identify(uniqueId: string): Promise<IngestDevice | undefined>;
   /** Stores what the message carries; resolves only once it is durable, so the caller may acknowledge it. */
-  accept(device: IngestDevice, protocol: string, message: DecodedMessage, receivedAt: Date): Promise<void>;
+  accept(device: IngestDevice, protocol: string, message: DecodedMessage, receivedAt: Date): Promise<Accepted>;
   /** A device's TCP session opened or ended (status online/offline). */
   connected(device: IngestDevice): void;
   disconnected(device: IngestDevice): void;
+}
+
+/** What became of an accepted message beyond its rows. */
+export interface Accepted {
+  /**
+   * Its status reports that were not stored: the device had no fix yet to place them at. The event
+   * engine still read them (an alarm or a command result raises its event, without a position).
+   */
+  withoutFix: number;
 }
 
 /** accept() for a device that was deleted, disabled or expired since it identified itself. */

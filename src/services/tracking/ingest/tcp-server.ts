@@ -1,7 +1,7 @@
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
-import { assertPlausible } from '../protocols/plausibility.ts';
+import { enforcePlausibility } from '../protocols/plausibility.ts';
 import { ProtocolError } from '../protocols/types.ts';
 import type { ConnectionState, DecodedMessage, TcpProtocol } from '../protocols/types.ts';
 import type { CommandChannel, DeviceLink } from '../commands/delivery.ts';
@@ -35,7 +35,7 @@ const DEFAULT_MAX_BUFFER = 64 * 1024;
 
 /** A message handed to the sink, and what to answer once it is durable. */
 interface Unacknowledged {
-  stored: Promise<void>;
+  stored: Promise<unknown>;
   ack: Buffer | undefined;
 }
 
@@ -161,7 +161,7 @@ export async function listenTcp(options: TcpListenerOptions): Promise<Listener> 
           for (const frame of frames) {
             const now = new Date();
             const message = protocol.decode(frame, state, now);
-            assertPlausible(message, now);
+            enforcePlausibility(message, now);
             if (!(await handle(message))) return;
           }
           if (!(await acknowledge())) return;

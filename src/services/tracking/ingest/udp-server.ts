@@ -1,6 +1,6 @@
 import dgram from 'node:dgram';
 import type { FastifyBaseLogger } from 'fastify';
-import { assertPlausible } from '../protocols/plausibility.ts';
+import { enforcePlausibility } from '../protocols/plausibility.ts';
 import { ProtocolError } from '../protocols/types.ts';
 import type { DecodedMessage, TcpProtocol } from '../protocols/types.ts';
 import { DeviceRefusedError } from './sink.ts';
@@ -49,7 +49,7 @@ export async function listenUdp(options: UdpListenerOptions): Promise<Listener> 
       for (const frame of frames) {
         const now = new Date();
         const message = protocol.decode(frame, {}, now);
-        assertPlausible(message, now);
+        enforcePlausibility(message, now);
         const device = await identify(sink, message);
         if (!device) {
           log.debug({ protocol: protocol.name, remote: remote.address, uniqueId: message.uniqueId }, 'device datagram dropped: unknown or disabled device');

@@ -100,6 +100,8 @@ function buildReport(
   fields: Omit<DecodedPosition, 'fixTime' | 'deviceTime' | 'latitude' | 'longitude'>,
 ): { position?: DecodedPosition; status?: DecodedStatus } {
   if (latitude === null || longitude === null) {
+    // A request with an id alone (or a time alone) reports nothing: refused, so the sender learns it.
+    if (Object.keys(fields.attributes).length === 0) throw new ProtocolError('no location and no value to report');
     return { status: { deviceTime: time, attributes: fields.attributes } };
   }
   if (!isValidCoordinate(latitude, longitude)) {

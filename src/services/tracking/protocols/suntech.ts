@@ -116,6 +116,10 @@ class Fields {
   }
 }
 
+/** ST9xx layouts: a date where the firmware would be, a decimal coordinate where the cell would be. */
+const ST9_DATE = /^\d{8}$/;
+const ST9_DECIMAL = /^[+-]?\d+\.\d+$/;
+
 const EMERGENCIES: Record<number, string> = { 1: 'sos', 2: 'parking', 3: 'powerCut', 5: 'door', 6: 'door', 7: 'movement', 8: 'vibration' };
 const ALERTS: Record<number, string> = {
   1: 'overspeed', 5: 'geofenceExit', 6: 'geofenceEnter', 14: 'lowBattery', 15: 'vibration', 16: 'accident', 40: 'powerRestored',
@@ -249,7 +253,13 @@ function decode4(values: string[]): DecodedMessage {
   return message(uniqueId, toReport({ time, latitude, longitude, speed, course, valid, attributes }));
 }
 
-/** ST9xx: `ST9…;Location|Emergency|Alert;<id>;<firmware>;<date>;<time>;<lat>;<lon>;<speed>;<course>;<fix>`. */
+/**
+ * ST9xx: `ST9…;Location|Emergency|Alert;<id>;<firmware>;<date>;<time>;<lat>;<lon>;<speed>;<course>;<fix>`. A second
+ * layout (Traccar's `suntech.protocolType` 1, ST910 firmwares from 2016 on) adds the serving cell after the time and
+ * the odometer after the fix, and leaves the firmware out of alerts. It is told apart by its fields, so no setting
+ * is needed: the field after the id is the date where the firmware is missing (a firmware is 3 digits, a date 8),
+ * and the field after the time is the cell (hex, no decimal point) where a latitude would be (always with one).
+ */
 function decode9(values: string[]): DecodedMessage {
   const fields = new Fields(values, 1);
   const type = fields.text('type');
@@ -257,10 +267,13 @@ function decode9(values: string[]): DecodedMessage {
   const uniqueId = fields.text('id');
   const attributes: Record<string, unknown> = {};
   if (type !== 'Location') addAlarm(attributes, 'general');
-  attributes['versionFw'] = fields.text('firmware');
+  if (!ST9_DATE.test(values[fields.index] ?? '')) attributes['versionFw'] = fields.text('firmware');
   const time = fields.time();
+  const withCell = !ST9_DECIMAL.test(values[fields.index] ?? '');
+  if (withCell) fields.skip(); // serving cell
   const { latitude, longitude, speed, course } = fields.motion();
   const valid = fields.text('fix') === '1';
+  if (withCell) attributes['odometer'] = fields.integer('odometer');
   return message(uniqueId, toReport({ time, latitude, longitude, speed, course, valid, attributes }));
 }
 

@@ -39,7 +39,12 @@ export interface DecodedMessage {
   checksumMismatch?: boolean;
   // The command sequence a device's answer echoes back (GT06's server flag), where the protocol carries one.
   answerTo?: number;
+  // Impossible values the plausibility check replaced (see plausibility.ts), one entry per value, counted in the metrics.
+  normalised?: NormalisedValue[];
 }
+
+// Why a value was replaced before storage: a course outside [0, 360), a negative speed.
+export type NormalisedValue = 'course_out_of_range' | 'negative_speed';
 
 // Per-connection state. The server sets uniqueId once it has accepted the device; decoders never set it.
 // The other fields are private to one protocol and are written by that protocol's splitFrames/decode.

@@ -39,6 +39,7 @@ export function writeTestPlans(plans: unknown = TEST_PLANS): string {
 export function assertPlanLimit(reply: Reply, limit: string, max: number, usage: number): void {
   assert.equal(reply.status, 402, JSON.stringify(reply.body));
   assert.equal(reply.body.code, 'PLAN_LIMIT_REACHED');
+  assert.equal(reply.body.error, 'Payment Required');
   assert.deepEqual(reply.body.details, [{ path: '/body', message: reply.body.message, limit, max, usage }]);
 }
 

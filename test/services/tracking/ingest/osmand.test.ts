@@ -189,10 +189,10 @@ describeEachEngine('OsmAnd listener (Traccar Client), end to end', (engine) => {
     assert.equal((await latestOf(server, owner, deviceId))?.id, status.id, 'a report at the same fix time becomes the latest');
   });
 
-  it('stores a first report without a location, before any fix, at 0,0 in 1970 (as Traccar)', async () => {
+  it('stores no first report without a location, before any fix (Traccar would store it at 0,0 in 1970), but hears the device', async () => {
     const deviceId = await registerDevice(server, owner, 'phone-no-fix');
     assert.equal((await send('/?id=phone-no-fix&batt=40')).status, 200);
-    const [status] = await positionsOf(server, owner, deviceId, 0, T0);
-    assert.deepEqual([status?.fixTime, status?.latitude, status?.longitude, status?.valid], [new Date(0).toISOString(), 0, 0, false]);
+    assert.deepEqual(await positionsOf(server, owner, deviceId, 0, Date.now() + 86_400_000), []);
+    assert.equal((await deviceOf(server, owner, deviceId)).status, 'online');
   });
 });

@@ -288,11 +288,13 @@ describeEachEngine('device TCP listeners, end to end', (engine) => {
       const connection = await DeviceConnection.open(ports.gt06);
       connection.write(gt06Login('359710049095003', 1));
       await connection.read(10);
+      connection.write(gt06Location(fixAt(1), 2));
+      await connection.read(10);
       connection.write(GT06_HEARTBEAT);
       const ack = await connection.read(10);
       assert.deepEqual([ack[3], ack.readUInt16BE(4)], [0x13, 0x01ba]);
-      const [status] = await everything(deviceId);
-      assert.deepEqual([status?.protocol, status?.valid, status?.attributes.status], ['gt06', false, 0x44]);
+      const [fix, status] = await everything(deviceId);
+      assert.deepEqual([status?.protocol, status?.fixTime, status?.attributes.status], ['gt06', fix?.fixTime, 0x44]);
       await connection.close();
     });
 

@@ -131,6 +131,9 @@ describe('osmand query string', () => {
 
   it('rejects a missing id and malformed values', () => {
     assert.throws(() => decodeUrl('/?timestamp=1377177267&lat=60.0&lon=30.0'), /missing id/);
+    // An id with nothing else, or with a time alone, reports nothing.
+    assert.throws(() => decodeUrl('/?id=123456'), /no location and no value/);
+    assert.throws(() => decodeUrl('/?id=123456&timestamp=1377177267'), /no location and no value/);
     assert.throws(() => decodeUrl('/?id=1&lat=abc&lon=30'), /invalid lat/);
     assert.throws(() => decodeUrl('/?id=1&lat=91&lon=30'), /invalid coordinates/);
     assert.throws(() => decodeUrl('/?id=1&lat=1&lon=2&timestamp=yesterday'), /invalid timestamp/);
@@ -230,7 +233,7 @@ describe('osmand Traccar Client JSON', () => {
     assert.throws(() => json({ device_id: '1', location: { coords, extras } }), /more than 100 extras/);
     assert.throws(() => json({ device_id: '1', location: { coords, extras: { note: 'n'.repeat(1025) } } }), /note is longer/);
     assert.throws(() => json({ device_id: '1', location: Array.from({ length: 1001 }, () => ({})) }), /more than 1000 locations/);
-    assert.equal(json({ device_id: '1', location: Array.from({ length: 1000 }, () => ({})) }).statuses.length, 1000);
+    assert.equal(json({ device_id: '1', location: Array.from({ length: 1000 }, () => ({ battery: { level: 0.5 } })) }).statuses.length, 1000);
   });
 
   it('rejects malformed JSON documents', () => {
@@ -239,6 +242,7 @@ describe('osmand Traccar Client JSON', () => {
     assert.throws(() => json('[]'), ProtocolError);
     assert.throws(() => json('{"location":{}}'), /missing id/);
     assert.throws(() => json('{"device_id":"1"}'), /missing location/);
+    assert.throws(() => json('{"device_id":"1","location":{"timestamp":"2024-01-01T00:00:00Z"}}'), /no location and no value/);
     assert.throws(() => json('{"device_id":"1","location":{"coords":{"latitude":"x","longitude":2}}}'),
       /invalid coordinates/);
   });

@@ -14,6 +14,14 @@ const ST500 = 'ST500STT;205450135;07;843;20170816;23:24:45;+19.338432;-099.17981
 const EMERGENCY = 'SA200EMG;317652;042;20120718;15:35:41;16d41;-15.618740;-056.083252;000.034;000.00;8;1;41548;12.17;110000;1\r';
 const UEX = 'ST300UEX;511331307;45;311;20210420;12:41:01;12361;-01.280825;-047.931773;000.000;000.00;16;1;0;12.54;000000;23;GTSL|6|1|0|9255143|2|;6F;000276;0.0;1;00000000000000;0\r';
 const ST910 = 'ST910;Emergency;205283272;500;20150716;19:12:01;-23.659019;-046.695403;000.602;000.00;0;4.2;1;1;02;10820;2fdb090736;724;05;0;2311;255;0;100\r';
+// The five reports Traccar's test decodes with suntech.protocolType 1 (ST910 with the serving cell and the odometer).
+const ST910_CELL: readonly [report: string, time: string, latitude: number, longitude: number, odometer: number, alarm?: string][] = [
+  ['ST910;Location;907510186;552;20180504;23:15:45;3af54e5331;+19.301833;-099.190657;000.246;000.00;1;28462;80;1;0;0423;02;334;05;-215;20051;1;4;100', '2018-05-04T23:15:45.000Z', 19.301833, -99.190657, 28462],
+  ['ST910;Alert;485195;20170409;22:37:41;3be0133057;+24.882410;-107.509152;000.070;000.00;1;286734;72;02;295;05;-415;4912;255;10;10', '2017-04-09T22:37:41.000Z', 24.88241, -107.509152, 286734, 'general'],
+  ['ST910;Location;485195;528;20170410;01:18:57;f1dd134840;+24.787139;-107.434679;000.020;000.00;1;286734;100;1;0;0188;02;295;05;-339;4936;255;4;74', '2017-04-10T01:18:57.000Z', 24.787139, -107.434679, 286734],
+  ['ST910;Location;560266;500;20161207;21:33:11;af910be101;-25.504234;-049.278003;000.080;000.00;1;10054889;70;1;1;1311;02;724;06;-317;3041;2;10;92', '2016-12-07T21:33:11.000Z', -25.504234, -49.278003, 10054889],
+  ['ST910;Emergency;238569;528;20170403;00:02:09;7574160020;+19.661292;-099.144473;000.176;000.00;1;228638;1', '2017-04-03T00:02:09.000Z', 19.661292, -99.144473, 228638, 'general'],
+];
 const UNIVERSAL = 'STT;100850000;3FFFFF;26;010;1;20161117;08:37:39;0000004F;450;0;0014;20;+37.479323;+126.887827;62.03;65.43;10;1;00000101;00001000;1;2;0492\r';
 const UNIVERSAL_ALT = 'ALT;0950030205;3FFFFF;95;1.0.11;0;20221017;21:41:30;02F2F402;334;20;0F1D;45;+25.791061;-100.170745;0.00;0.00;18;1;00000101;00000000;42;2;\r';
 const RESULT = 'RES;4309999001;04;02;TEST\r';
@@ -46,6 +54,19 @@ describe('suntech text reports', () => {
     const st910 = onlyPosition(ST910);
     assert.deepEqual([st910.fixTime.toISOString(), st910.attributes['alarm']], ['2015-07-16T19:12:01.000Z', 'general']);
     assertCoordinates(st910, -23.659019, -46.695403);
+    assert.equal(st910.attributes['versionFw'], '500');
+    assert.equal(st910.attributes['odometer'], undefined);
+  });
+
+  it('tells the ST910 layout with the serving cell and odometer (Traccar\'s protocolType 1) by its fields', () => {
+    for (const [report, time, latitude, longitude, odometer, alarm] of ST910_CELL) {
+      const position = onlyPosition(`${report}\r`);
+      assertFix(position, time, true, latitude, longitude);
+      assert.deepEqual([position.attributes['odometer'], position.attributes['alarm']], [odometer, alarm], report);
+    }
+    // An alert of that layout carries no firmware.
+    assert.equal(onlyPosition(`${ST910_CELL[1]![0]}\r`).attributes['versionFw'], undefined);
+    assert.equal(onlyPosition(`${ST910_CELL[0]![0]}\r`).attributes['versionFw'], '552');
   });
 
   it('decodes the universal form by its field mask, alerts included, and keeps RES answers as results', () => {
@@ -97,7 +118,7 @@ describe('suntech framing, commands and fuzzing', () => {
     fc.assert(fc.property(fc.constantFrom('ST300STT', 'SA200EMG', 'ST600UEX', 'ST910', 'ST400STT', 'STT', 'ALT', 'UEX', 'BLE', 'RES'), fc.array(field, { maxLength: 30 }), (prefix, fields) => {
       decodeStream(suntechProtocol, Buffer.from(`${prefix};${fields.join(';').replace(/\r/g, '')}\r`, 'latin1'));
     }), { numRuns: 2000 });
-    const reports = [SA200, ST600, UEX, UNIVERSAL, ST910].map((report) => Buffer.from(report, 'latin1'));
+    const reports = [SA200, ST600, UEX, UNIVERSAL, ST910, `${ST910_CELL[1]![0]}\r`].map((report) => Buffer.from(report, 'latin1'));
     fc.assert(fc.property(fc.constantFrom(...reports), fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0x20, max: 0x7e })), { minLength: 1, maxLength: 6 }), (report, changes) => {
       const mutated = Buffer.from(report);
       for (const [index, value] of changes) mutated[index % (mutated.length - 1)] = value;
