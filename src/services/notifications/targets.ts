@@ -50,16 +50,14 @@ export class TargetService {
     if (!this.#channels().includes(request.kind)) throw new AppError('CHANNEL_NOT_AVAILABLE', `This server has no ${request.kind} channel configured`);
     const { address, subscription } = await this.#addressOf(request);
     await this.#repository.deleteTargetsOfOthers(userId, request.kind, address);
-    const existing = (await this.#repository.listTargets(userId, [request.kind])).find((row) => row.address === address);
-    if (existing) return { target: toTargetView(existing), created: false };
     const max = this.#config.targetsPerUser;
-    const usage = await this.#repository.countTargets(userId);
-    if (usage + 1 > max) throw limitReached('pushTargets', max, usage, `At most ${max} push targets per user`);
-    const row = await this.#repository.insertTarget({ user_id: userId, kind: request.kind, address, subscription, name: request.name ?? null, created_at: Date.now() });
-    // Registered by a concurrent request a moment ago.
-    const stored = row ?? (await this.#repository.listTargets(userId, [request.kind])).find((candidate) => candidate.address === address);
-    if (!stored) throw new Error('push target neither inserted nor found');
-    return { target: toTargetView(stored), created: row !== undefined };
+    const { row, created } = await this.#repository.registerTarget(
+      { user_id: userId, kind: request.kind, address, subscription, name: request.name ?? null, created_at: Date.now() },
+      (usage) => {
+        if (usage + 1 > max) throw limitReached('pushTargets', max, usage, `At most ${max} push targets per user`);
+      },
+    );
+    return { target: toTargetView(row), created };
   }
 
   async delete(userId: number, id: number): Promise<void> {
