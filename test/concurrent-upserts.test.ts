@@ -7,7 +7,7 @@ import { startTestServer } from './support/server.ts';
 import type { TestServer } from './support/server.ts';
 import { Client, uniqueId } from './services/devices/helpers.ts';
 import type { Reply } from './services/devices/helpers.ts';
-import { createUser, PASSWORD, totpAt } from './services/auth/support/auth.ts';
+import { createUser, totpAt } from './services/auth/support/auth.ts';
 import { JwksIssuer } from './services/auth/openid/support/jwks-issuer.ts';
 import { TwoFactorRepository } from '../src/services/auth/two-factor/repository.ts';
 import { writeTestPlans } from './services/billing/support/plans.ts';
@@ -46,11 +46,10 @@ interface CreateOrReplace {
 const statuses = (replies: Reply[]) => replies.map((reply) => reply.status).sort();
 const repeat = <T>(value: T, times = PARALLEL) => Array.from({ length: times }, () => value);
 
-/** A user with TOTP on, signed in through /login, and their backup codes. */
+/** A user with TOTP on, and their backup codes. */
 async function twoFactorUser(server: TestServer): Promise<{ client: Client; userId: number; backupCodes: string[] }> {
-  const email = `upsert-2fa-${randomUUID()}@example.com`;
-  const userId = await createUser(server, { email });
-  const client = new Client(server, await signIn(server, email, { password: PASSWORD }));
+  const client = new Client(server, await signIn(server, `upsert-2fa-${randomUUID()}@example.com`));
+  const { userId } = client;
   const setup = await client.post('/api/auth/2fa/setup');
   const verified = await client.post('/api/auth/2fa/verify', { code: totpAt(setup.body.secret, Date.now()) });
   assert.equal(verified.status, 200, JSON.stringify(verified.body));
@@ -61,9 +60,8 @@ const CREATE_OR_REPLACE: CreateOrReplace[] = [
   {
     name: 'POST /api/auth/2fa/setup: each answers a secret; one pending secret is stored, and one of them confirms',
     async prepare({ server }) {
-      const email = `upsert-setup-${randomUUID()}@example.com`;
-      const userId = await createUser(server, { email });
-      const client = new Client(server, await signIn(server, email, { password: PASSWORD }));
+      const client = new Client(server, await signIn(server, `upsert-setup-${randomUUID()}@example.com`));
+      const { userId } = client;
       return {
         send: () => client.post('/api/auth/2fa/setup'),
         async settled(replies) {
