@@ -94,6 +94,19 @@ const CREATE_OR_REPLACE: CreateOrReplace[] = [
     },
   },
   {
+    name: 'POST /api/auth/2fa/email/setup: one code is issued and mailed, the 30 s cooldown holding for calls at once',
+    async prepare({ server, user }) {
+      return {
+        send: () => user.post('/api/auth/2fa/email/setup'),
+        async settled(replies) {
+          assert.deepEqual(statuses(replies), repeat(200));
+          const codes = await server.database!.db.selectFrom('one_time_tokens').select('consumed_at').where('user_id', '=', user.userId).where('purpose', '=', 'two_factor_email_setup').execute();
+          assert.deepEqual(codes, [{ consumed_at: null }]);
+        },
+      };
+    },
+  },
+  {
     name: 'POST /api/auth/openid/token: the first sign-in of one Google identity: one account, one link',
     async prepare({ server, issuer }) {
       const email = `upsert-google-${randomUUID()}@example.com`;

@@ -5,7 +5,7 @@ import { engineOf } from './database.ts';
 
 /**
  * Waits for, then holds until its transaction ends, the lock on `key` (a user id, say) within
- * `namespace` (what is counted: 'devices.owned'). A count-then-insert that takes the lock first is
+ * `namespace` (what is counted: 'devices.owner'). A count-then-insert that takes the lock first is
  * atomic against every other that does, on any instance: this is how a cap (a plan limit, a MAX_*
  * setting) holds under parallel requests (docs/plans.md).
  *
