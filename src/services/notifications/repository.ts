@@ -149,8 +149,9 @@ export class NotificationsRepository extends TableAccess<NotificationsTables> {
 
   /**
    * The user's target with this kind and address, else a new one unless `admit`, given the user's target count,
-   * throws. Under a lock on the user's targets (locks.ts): parallel registrations count one after another, and
-   * the same token registered twice at once makes one target.
+   * throws; either way other users' targets with the address are deleted (it is the user's now), and a refusal
+   * deletes nothing. Under a lock on the user's targets (locks.ts): parallel registrations count one after
+   * another, and the same token registered twice at once makes one target.
    */
   async registerTarget(values: Insertable<NotificationsTables['notification_targets']>, admit: (usage: number) => void): Promise<{ row: TargetRow; created: boolean }> {
     return this.db.transaction().execute(async (trx) => {
@@ -162,8 +163,9 @@ export class NotificationsRepository extends TableAccess<NotificationsTables> {
         .where('kind', '=', values.kind)
         .where('address', '=', values.address)
         .executeTakeFirst();
+      if (!existing) admit(await countOf(trx, 'notification_targets', values.user_id));
+      await trx.deleteFrom('notification_targets').where('kind', '=', values.kind).where('address', '=', values.address).where('user_id', '!=', values.user_id).execute();
       if (existing) return { row: existing, created: false };
-      admit(await countOf(trx, 'notification_targets', values.user_id));
       return { row: await trx.insertInto('notification_targets').values(values).returningAll().executeTakeFirstOrThrow(), created: true };
     });
   }
@@ -179,11 +181,6 @@ export class NotificationsRepository extends TableAccess<NotificationsTables> {
 
   findTarget(id: number): Promise<TargetRow | undefined> {
     return this.db.selectFrom('notification_targets').selectAll().where('id', '=', id).executeTakeFirst();
-  }
-
-  /** Deletes the targets of other users with this token or endpoint. */
-  async deleteTargetsOfOthers(userId: number, kind: string, address: string): Promise<void> {
-    await this.db.deleteFrom('notification_targets').where('kind', '=', kind).where('address', '=', address).where('user_id', '!=', userId).execute();
   }
 
   async deleteTarget(userId: number, id: number): Promise<boolean> {

@@ -45,11 +45,11 @@ export class TargetService {
    * Registers a target; the same token or endpoint registered again answers the existing target
    * (`created` false). A token or endpoint belongs to the last account that registered it: a phone or
    * a browser signed into another account must stop receiving the first account's notifications.
+   * It is taken only once the caller may hold it: a refused request changes nothing.
    */
   async register(userId: number, request: TargetRequest): Promise<{ target: TargetView; created: boolean }> {
     if (!this.#channels().includes(request.kind)) throw new AppError('CHANNEL_NOT_AVAILABLE', `This server has no ${request.kind} channel configured`);
     const { address, subscription } = await this.#addressOf(request);
-    await this.#repository.deleteTargetsOfOthers(userId, request.kind, address);
     const max = this.#config.targetsPerUser;
     const { row, created } = await this.#repository.registerTarget(
       { user_id: userId, kind: request.kind, address, subscription, name: request.name ?? null, created_at: Date.now() },
