@@ -62,7 +62,8 @@ interface CappedCreate {
   prepare: Prepare;
   /** How many of the parallel requests may succeed. */
   allowed: number;
-  refusal: { status: number; code: string; limit: string };
+  /** `limit`: what the error's details name, when it has them. */
+  refusal: { status: number; code: string; limit?: string };
   /** What the cap counts, read back from the database. */
   stored: (context: Context) => Promise<number>;
 }
@@ -78,6 +79,8 @@ const rules = ({ server, user }: Context) =>
   count(server.database!.db.selectFrom('notification_rules').select((eb) => eb.fn.countAll().as('count')).where('user_id', '=', user.userId));
 const pushTargets = ({ server, user }: Context) =>
   count(server.database!.db.selectFrom('notification_targets').select((eb) => eb.fn.countAll().as('count')).where('user_id', '=', user.userId));
+const savedCommands = ({ server, user }: Context) =>
+  count(server.database!.db.selectFrom('saved_commands').select((eb) => eb.fn.countAll().as('count')).where('user_id', '=', user.userId));
 /** Shares and pending shares of every device the user owns. */
 async function sharesGranted({ server, user }: Context): Promise<number> {
   const db = server.database!.db;
@@ -132,6 +135,22 @@ const sharesOfManyDevices: Prepare = async ({ server, user }) => {
 };
 const ruleCreates: Prepare = async ({ user }) => (index) => user.post('/api/notifications', { type: 'alarm', always: true, channels: ['web'], attributes: { alarms: `sos${index}` } });
 
+/** The saved commands a user may hold (MAX_SAVED_PER_USER in the commands service). */
+const SAVED_COMMANDS_CAP = 1000;
+/** The user two short of the cap: the rows before are stored directly, as a thousand requests would only slow the test. */
+const savedCommandCreates: Prepare = async ({ server, user }) => {
+  const rows = Array.from({ length: SAVED_COMMANDS_CAP - SERVER_CAP }, (_, index) => ({
+    user_id: user.userId,
+    by_administrator: 0,
+    description: `Saved ${index}`,
+    type: 'custom',
+    attributes: JSON.stringify({ data: 'x' }),
+    created_at: Date.now(),
+  }));
+  for (let start = 0; start < rows.length; start += 200) await server.database!.db.insertInto('saved_commands').values(rows.slice(start, start + 200)).execute();
+  return (index) => user.post('/api/commands', { description: `Parallel ${index}`, type: 'custom', attributes: { data: 'ping' } });
+};
+
 const POLYGON_POINTS = 11;
 const polygonCreates: Prepare = async ({ user }) => (index) => user.post('/api/geofences', { name: `Area ${index}`, area: polygon(POLYGON_POINTS) });
 /** One circle (1 point) per request, each request turning its own into a 5-point polygon (+4 points). */
@@ -170,6 +189,14 @@ const CAPPED_CREATES: CappedCreate[] = [
     stored: pushTargets,
   },
   {
+    name: 'saved commands (1 000 a user): create',
+    server: 'caps',
+    prepare: savedCommandCreates,
+    allowed: SERVER_CAP,
+    refusal: { status: 409, code: 'SAVED_COMMANDS_LIMIT_REACHED' },
+    stored: savedCommands,
+  },
+  {
     name: 'MAX_GEOFENCE_POINTS_PER_USER: create',
     server: 'points',
     prepare: polygonCreates,
@@ -191,7 +218,9 @@ const CAPPED_CREATES: CappedCreate[] = [
 function assertCapHeld(replies: Reply[], allowed: number, refusal: CappedCreate['refusal']): void {
   const succeeded = replies.filter((reply) => reply.status >= 200 && reply.status < 300);
   const refused = replies.filter((reply) => reply.status >= 300);
-  const unexpected = refused.filter((reply) => reply.status !== refusal.status || reply.body.code !== refusal.code || reply.body.details?.[0]?.limit !== refusal.limit);
+  const unexpected = refused.filter(
+    (reply) => reply.status !== refusal.status || reply.body.code !== refusal.code || (refusal.limit !== undefined && reply.body.details?.[0]?.limit !== refusal.limit),
+  );
   assert.deepEqual(unexpected, [], 'every refusal names the cap');
   assert.equal(succeeded.length, allowed, `succeeded: ${succeeded.length} of ${replies.length}`);
 }
