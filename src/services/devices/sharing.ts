@@ -48,6 +48,7 @@ export class SharingService {
   async share(callerId: number, deviceId: number, input: NewShare): Promise<ShareView> {
     const caller = await resolveCaller(this.users, callerId);
     const device = await this.managedDevice(caller, deviceId);
+    // Undefined: an administrator, held to no cap; `limit` undefined: no plan applies, the server cap still does.
     const plan = caller.administrator ? undefined : { limit: await this.plans?.limitOf(device.owner_id, 'shares') };
     const email = input.email.trim().toLowerCase();
     if ((await this.users.get(device.owner_id))?.email.toLowerCase() === email) throw new AppError('CANNOT_SHARE_WITH_OWNER');

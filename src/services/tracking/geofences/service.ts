@@ -128,6 +128,7 @@ export class GeofenceService {
     const user = await requireWriter(this.users, userId);
     const attributes = input.attributes ?? {};
     const area = normaliseArea(input.area, attributes);
+    // Undefined: an administrator, held to no cap; `limit` undefined: no plan applies, the server caps still do.
     const plan = user.administrator ? undefined : { limit: await this.plans?.limitOf(userId, 'geofences') };
     const now = Date.now();
     const row = await this.store.transaction(async ({ geofences }) => {
