@@ -1,7 +1,8 @@
 import { closeSync, openSync } from 'node:fs';
 import path from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { CompiledQuery, Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, SqliteDriver, sql } from 'kysely';
+import type { DatabaseConnection, Driver, SqliteDialectConfig } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../../config.ts';
 import { keepPrivate, makePrivateDir } from '../private-files.ts';
@@ -42,8 +43,34 @@ function openSqlite(file: string): Database {
   connection.pragma('synchronous = NORMAL');
   connection.pragma('foreign_keys = ON');
   connection.pragma('busy_timeout = 5000');
-  const db = new Kysely({ dialect: new SqliteDialect({ database: withStatementCache(connection) }) });
+  const db = new Kysely({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(connection) }) });
   return wrap(db, 'sqlite');
+}
+
+/**
+ * Transactions begin IMMEDIATE, taking the write lock at BEGIN (waiting up to busy_timeout for
+ * another process's). In one process Kysely lends the one connection to one transaction at a time;
+ * this is for several processes on one file: a deferred transaction that reads, then writes, fails
+ * with SQLITE_BUSY_SNAPSHOT when another process wrote in between, where an immediate one waits and
+ * reads what the other wrote (a count checked against a cap, locks.ts).
+ */
+class ImmediateSqliteDialect extends SqliteDialect {
+  readonly #config: SqliteDialectConfig;
+
+  constructor(config: SqliteDialectConfig) {
+    super(config);
+    this.#config = config;
+  }
+
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.#config);
+  }
+}
+
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
 }
 
 /**

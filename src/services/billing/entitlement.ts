@@ -28,10 +28,10 @@ export interface Entitlement {
   /** The user's plan now (administrators are flagged: they are held to nothing). */
   planOf(userId: number): Promise<PlanGrant>;
   /**
-   * 402 PLAN_LIMIT_REACHED unless `usage` (what the user holds now, counted by the caller) plus `adding` stays
-   * within the plan's limit; details name the limit, its value and the usage.
+   * The user's plan limit on `limit` now, for a count the caller takes afterwards: inside the transaction
+   * that locks the count (src/platform/db/locks.ts), where no other query may wait.
    */
-  assertWithinLimit(userId: number, limit: CountedLimit, usage: number, adding?: number): Promise<void>;
+  limitOf(userId: number, limit: CountedLimit): Promise<PlanLimit>;
   /** 402 FEATURE_NOT_IN_PLAN unless the user's plan includes the feature. */
   assertFeature(userId: number, feature: PlanFeature): Promise<void>;
   /** Whether the user's plan includes the feature now (work done on the user's behalf later, e.g. a delivery, is skipped rather than refused). */
@@ -40,6 +40,15 @@ export interface Entitlement {
   historyWindow(ownerId: number, now?: number): Promise<HistoryWindow>;
   /** Where modules contribute their usage counters; undefined in a process without the billing module. */
   readonly usage: UsageRegistry | undefined;
+}
+
+/** One plan limit of one user, resolved ahead of the count it is checked against. */
+export interface PlanLimit {
+  /**
+   * 402 PLAN_LIMIT_REACHED unless `usage` (what the user holds now, counted by the caller) plus `adding` stays
+   * within the limit; details name the limit, its value and the usage.
+   */
+  assert(usage: number, adding?: number): void;
 }
 
 const DAY_MS = 86_400_000;
@@ -73,12 +82,16 @@ export abstract class PlanEnforcement implements Entitlement {
     return (await this.check(userId)).isSubscribed;
   }
 
-  async assertWithinLimit(userId: number, limit: CountedLimit, usage: number, adding = 1): Promise<void> {
+  async limitOf(userId: number, limit: CountedLimit): Promise<PlanLimit> {
     const { plan, administrator } = await this.planOf(userId);
     const max = plan.limits[limit];
-    if (administrator || max === null || usage + adding <= max) return;
-    const message = `Your plan (${plan.name}) allows at most ${max} ${LIMIT_NOUNS[limit]}`;
-    throw new AppError('PLAN_LIMIT_REACHED', message, { details: [{ path: '/body', message, limit, max, usage }] });
+    return {
+      assert(usage, adding = 1) {
+        if (administrator || max === null || usage + adding <= max) return;
+        const message = `Your plan (${plan.name}) allows at most ${max} ${LIMIT_NOUNS[limit]}`;
+        throw new AppError('PLAN_LIMIT_REACHED', message, { details: [{ path: '/body', message, limit, max, usage }] });
+      },
+    };
   }
 
   async assertFeature(userId: number, feature: PlanFeature): Promise<void> {

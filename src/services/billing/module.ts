@@ -18,7 +18,7 @@ import type { BillingTables } from './tables.ts';
 import { createWebhookVerifiers, registerWebhookRoutes } from './webhooks.ts';
 
 export { billingMigrations };
-export type { Entitlement, HistoryWindow, PlanFeature } from './entitlement.ts';
+export type { Entitlement, HistoryWindow, PlanFeature, PlanLimit } from './entitlement.ts';
 export type { SubscriptionCheck } from './subscription-check.ts';
 export type { CountedLimit, PlanView } from './plans/catalog.ts';
 export type { PlanGrant } from './plans/grant.ts';

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Insertable, Selectable, Updateable } from 'kysely';
+import { lockKey } from '../../platform/db/locks.ts';
 import { TableAccess } from '../../platform/db/table-access.ts';
 import type { FactRecorder } from '../../platform/outbox/outbox.ts';
 import type { DeviceInvitationsTable, DeviceSharesTable, DevicesTable, DevicesTables } from './tables.ts';
@@ -203,6 +204,14 @@ export class DeviceRepository extends TableAccess<DevicesTables> {
     if (result.numDeletedRows === 0n) return false;
     await facts.record(this.db, 'devices.device.deleted', { deviceId: id });
     return true;
+  }
+
+  /**
+   * Inside a transaction: holds the owner's devices and shares still until it ends, so that what is counted
+   * against their caps is what the insert adds to (locks.ts).
+   */
+  lockOwner(ownerId: number): Promise<void> {
+    return lockKey(this.db, 'devices.owner', ownerId);
   }
 
   async countOwnedBy(ownerId: number): Promise<number> {

@@ -14,10 +14,10 @@ import { normaliseClaimToken } from './claim-tokens/code.ts';
 import type { ClaimTokenRow } from './claim-tokens/repository.ts';
 import type { DeviceDeleted, DevicesUpdated } from './events.ts';
 import type { DeviceWithToken, StatusChangeRow, VisibleDeviceRow } from './repository.ts';
-import type { DevicesStore } from './store.ts';
+import type { DeviceRepositories, DevicesStore } from './store.ts';
 import { isUniqueViolation, requireDevice } from './store.ts';
 import type { DevicesTable } from './tables.ts';
-import type { Entitlement } from '../billing/module.ts';
+import type { Entitlement, PlanLimit } from '../billing/module.ts';
 import { acceptInvitations } from './sharing.ts';
 import { ADMINISTRATOR_VIEWPOINT, OWNER_VIEWPOINT, toPermissions, toRecord, toView } from './views.ts';
 import type { Viewpoint } from './views.ts';
@@ -139,7 +139,7 @@ export class DeviceService {
     if (this.policy.registration === 'claim-only' && input.deviceToken === undefined && !caller.administrator) {
       throw new AppError('DEVICE_REGISTRATION_CLAIM_ONLY');
     }
-    await this.assertMayOwnAnother(caller);
+    const allowance = await this.deviceAllowance(caller);
     const now = Date.now();
     const values = {
       name: input.name,
@@ -159,13 +159,16 @@ export class DeviceService {
     let deviceId: number;
     try {
       if (input.deviceToken !== undefined) {
-        deviceId = await this.createClaimed(caller, input.deviceToken, values, now);
+        deviceId = await this.createClaimed(caller, input.deviceToken, values, allowance, now);
       } else {
-        if (await this.store.devices.findByUniqueId(input.uniqueId)) throw new AppError('DEVICE_EXISTS');
-        if (!caller.administrator && (await this.store.tokens.findLiveByUniqueId(input.uniqueId))) {
-          throw new AppError('CLAIM_TOKEN_REQUIRED', 'This device comes with a claim token: send it as deviceToken, or claim the device with it');
-        }
-        deviceId = (await this.store.devices.insert(values)).id;
+        deviceId = await this.store.transaction(async (repositories) => {
+          await assertMayOwnAnother(repositories, caller.id, allowance);
+          if (await repositories.devices.findByUniqueId(input.uniqueId)) throw new AppError('DEVICE_EXISTS');
+          if (!caller.administrator && (await repositories.tokens.findLiveByUniqueId(input.uniqueId))) {
+            throw new AppError('CLAIM_TOKEN_REQUIRED', 'This device comes with a claim token: send it as deviceToken, or claim the device with it');
+          }
+          return (await repositories.devices.insert(values)).id;
+        });
       }
     } catch (error) {
       if (isUniqueViolation(error)) throw new AppError('DEVICE_EXISTS');
@@ -176,10 +179,11 @@ export class DeviceService {
   }
 
   /** A create with deviceToken: the token must be the caller's to claim and name the same device. */
-  private async createClaimed(caller: UserAccess, rawToken: string, values: Insertable<DevicesTable>, now: number): Promise<number> {
+  private async createClaimed(caller: UserAccess, rawToken: string, values: Insertable<DevicesTable>, allowance: DeviceAllowance | undefined, now: number): Promise<number> {
     const token = normaliseClaimToken(rawToken);
     if (!token) throw new AppError('CLAIM_TOKEN_NOT_FOUND');
     const deviceId = await this.store.transaction(async (repositories) => {
+      await assertMayOwnAnother(repositories, caller.id, allowance);
       const claim = await repositories.tokens.find(token);
       if (!claim || claim.status === 'revoked') throw new AppError('CLAIM_TOKEN_NOT_FOUND');
       if (claim.status === 'claimed') throw claimConflict(claim, caller.id);
@@ -243,8 +247,7 @@ export class DeviceService {
         return { success: true, alreadyClaimed: true, ...(await this.ownedView(claim.device_id, caller.id)) };
       }
       if (claim.unique_id === null) throw new AppError('DEVICE_NOT_CONFIGURED');
-      await this.assertMayOwnAnother(caller);
-      const deviceId = await this.claimOnce(token, claim.unique_id, claim, caller.id);
+      const deviceId = await this.claimOnce(token, claim.unique_id, claim, caller.id, await this.deviceAllowance(caller));
       if (deviceId === undefined) continue;
       // A device taken over leaves its former owner and its sharees.
       await announceAccessChange(this.bus, { userIds: [caller.id], deviceIds: [deviceId] });
@@ -254,10 +257,11 @@ export class DeviceService {
   }
 
   /** One attempt; undefined when a concurrent request changed the token or the device first (then read again). */
-  private async claimOnce(token: string, uniqueId: string, claim: ClaimTokenRow, userId: number): Promise<number | undefined> {
+  private async claimOnce(token: string, uniqueId: string, claim: ClaimTokenRow, userId: number, allowance: DeviceAllowance | undefined): Promise<number | undefined> {
     const now = Date.now();
     try {
       return await this.store.transaction(async (repositories) => {
+        await assertMayOwnAnother(repositories, userId, allowance);
         if (!(await repositories.tokens.markClaimed(token, uniqueId, userId, now))) return undefined;
         const existing = await repositories.devices.findByUniqueId(uniqueId);
         let deviceId: number;
@@ -289,16 +293,10 @@ export class DeviceService {
     }
   }
 
-  /**
-   * 409 LIMIT_REACHED when the user owns MAX_DEVICES_PER_USER devices already, 402 PLAN_LIMIT_REACHED when their
-   * plan's `devices` (administrators are exempt from both).
-   */
-  private async assertMayOwnAnother(user: UserAccess): Promise<void> {
-    if (user.administrator) return;
-    const owned = await this.store.devices.countOwnedBy(user.id);
-    const max = this.policy.devicesPerUser;
-    if (owned >= max) throw limitReached('devices', max, owned, `A user may own at most ${max} devices (MAX_DEVICES_PER_USER)`);
-    await this.policy.plans?.assertWithinLimit(user.id, 'devices', owned);
+  /** The caps on the user's devices, read before the transaction that counts them; undefined for administrators, who have none. */
+  private async deviceAllowance(user: UserAccess): Promise<DeviceAllowance | undefined> {
+    if (user.administrator) return undefined;
+    return { max: this.policy.devicesPerUser, plan: await this.policy.plans?.limitOf(user.id, 'devices') };
   }
 
   private async ownedView(deviceId: number | null, userId: number): Promise<{ device?: DeviceView }> {
@@ -395,6 +393,25 @@ function assertOwnerOrAdministrator(caller: UserAccess, row: DeviceWithToken): v
   if (row.owner_id !== caller.id && !caller.administrator) {
     throw new AppError('FORBIDDEN', 'Only the owner or an administrator may change this device');
   }
+}
+
+/** MAX_DEVICES_PER_USER and the plan's `devices`. */
+interface DeviceAllowance {
+  max: number;
+  plan: PlanLimit | undefined;
+}
+
+/**
+ * The first step of a transaction that gives the user a device: locks the user's devices (so parallel requests
+ * count one after another, on any instance), then 409 LIMIT_REACHED when they own MAX_DEVICES_PER_USER devices
+ * already, 402 PLAN_LIMIT_REACHED at their plan's `devices`.
+ */
+async function assertMayOwnAnother(repositories: DeviceRepositories, userId: number, allowance: DeviceAllowance | undefined): Promise<void> {
+  await repositories.devices.lockOwner(userId);
+  if (!allowance) return;
+  const owned = await repositories.devices.countOwnedBy(userId);
+  if (owned >= allowance.max) throw limitReached('devices', allowance.max, owned, `A user may own at most ${allowance.max} devices (MAX_DEVICES_PER_USER)`);
+  allowance.plan?.assert(owned);
 }
 
 function claimConflict(claim: ClaimTokenRow, userId: number): AppError {

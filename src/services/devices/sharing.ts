@@ -8,11 +8,11 @@ import type { DevicePermissions } from './access.ts';
 import { announceAccessChange } from './caches.ts';
 import { assertMayChangeDevices, resolveCaller } from './callers.ts';
 import type { DeviceRow, InvitationRow, ShareRow } from './repository.ts';
-import type { DevicesStore } from './store.ts';
+import type { DeviceRepositories, DevicesStore } from './store.ts';
 import { isUniqueViolation, requireDevice } from './store.ts';
 import { toFlags, toPermissions } from './views.ts';
 import { isoOrNull } from '../../platform/http/schemas.ts';
-import type { Entitlement } from '../billing/module.ts';
+import type { Entitlement, PlanLimit } from '../billing/module.ts';
 import type { Share } from '../../client/tracking-types.ts';
 
 /** A share as its device's owner sees it; userId and name are null while no account has the address, and in the answer to a new share. */
@@ -48,25 +48,30 @@ export class SharingService {
   async share(callerId: number, deviceId: number, input: NewShare): Promise<ShareView> {
     const caller = await resolveCaller(this.users, callerId);
     const device = await this.managedDevice(caller, deviceId);
-    if (!caller.administrator) await this.assertMayShareAgain(device);
+    // Undefined: an administrator, held to no cap; `limit` undefined: no plan applies, the server cap still does.
+    const plan = caller.administrator ? undefined : { limit: await this.plans?.limitOf(device.owner_id, 'shares') };
     const email = input.email.trim().toLowerCase();
     if ((await this.users.get(device.owner_id))?.email.toLowerCase() === email) throw new AppError('CANNOT_SHARE_WITH_OWNER');
     const now = Date.now();
     const grant = { ...toFlags({ ...NO_PERMISSIONS, ...input.permissions }), shared_by: caller.id, created_at: now, updated_at: now };
     const target = await this.users.findByEmail(email);
     try {
-      if (target) {
-        if (await this.store.devices.findShare(deviceId, target.id)) throw new AppError('SHARE_EXISTS');
-        await this.store.devices.insertShare({ device_id: deviceId, user_id: target.id, ...grant });
-        await announceAccessChange(this.bus, { userIds: [target.id] });
-      } else {
-        if (await this.store.devices.findInvitation(deviceId, email)) throw new AppError('SHARE_EXISTS');
-        await this.store.devices.insertInvitation({ device_id: deviceId, email, ...grant });
-      }
+      await this.store.transaction(async (repositories) => {
+        await repositories.devices.lockOwner(device.owner_id);
+        if (plan) await this.assertMayShareAgain(repositories, device, plan.limit);
+        if (target) {
+          if (await repositories.devices.findShare(deviceId, target.id)) throw new AppError('SHARE_EXISTS');
+          await repositories.devices.insertShare({ device_id: deviceId, user_id: target.id, ...grant });
+        } else {
+          if (await repositories.devices.findInvitation(deviceId, email)) throw new AppError('SHARE_EXISTS');
+          await repositories.devices.insertInvitation({ device_id: deviceId, email, ...grant });
+        }
+      });
     } catch (error) {
       if (isUniqueViolation(error)) throw new AppError('SHARE_EXISTS');
       throw error;
     }
+    if (target) await announceAccessChange(this.bus, { userIds: [target.id] });
     // Who the address belongs to, if anyone, shows in GET /{id}/shares once the share is active.
     return toPendingView({ device_id: deviceId, email, ...grant });
   }
@@ -122,14 +127,15 @@ export class SharingService {
   }
 
   /**
-   * 409 LIMIT_REACHED when the device is shared MAX_SHARES_PER_DEVICE times already: each share adds to every
-   * position's fan-out. 402 PLAN_LIMIT_REACHED when the owner's plan allows no more shares of their devices.
+   * Inside the transaction that shares, holding the owner's lock: 409 LIMIT_REACHED when the device is shared
+   * MAX_SHARES_PER_DEVICE times already (each share adds to every position's fan-out), 402 PLAN_LIMIT_REACHED
+   * when the owner's plan allows no more shares of their devices.
    */
-  private async assertMayShareAgain(device: DeviceRow): Promise<void> {
-    const shares = await this.store.devices.countSharesOf(device.id);
+  private async assertMayShareAgain(repositories: DeviceRepositories, device: DeviceRow, plan: PlanLimit | undefined): Promise<void> {
+    const shares = await repositories.devices.countSharesOf(device.id);
     const max = this.limits.sharesPerDevice;
     if (shares >= max) throw limitReached('sharesPerDevice', max, shares, `A device may be shared with at most ${max} users (MAX_SHARES_PER_DEVICE)`);
-    if (this.plans) await this.plans.assertWithinLimit(device.owner_id, 'shares', await this.store.devices.countSharesGrantedBy(device.owner_id));
+    plan?.assert(await repositories.devices.countSharesGrantedBy(device.owner_id));
   }
 
   private async deleteShare(deviceId: number, userId: number): Promise<boolean> {

@@ -1,5 +1,6 @@
 import type { Insertable, Kysely, Selectable } from 'kysely';
 import type { Database } from '../../platform/db/database.ts';
+import { lockKey } from '../../platform/db/locks.ts';
 import { TableAccess } from '../../platform/db/table-access.ts';
 import type { NotificationsTables } from './tables.ts';
 
@@ -31,13 +32,18 @@ export class NotificationsRepository extends TableAccess<NotificationsTables> {
 
   // Rules
 
-  async countRules(userId: number): Promise<number> {
-    const row = await this.db.selectFrom('notification_rules').select((eb) => eb.fn.countAll<number>().as('count')).where('user_id', '=', userId).executeTakeFirst();
-    return Number(row?.count ?? 0);
+  countRules(userId: number): Promise<number> {
+    return countOf(this.db, 'notification_rules', userId);
   }
 
-  async insertRule(userId: number, fields: RuleFields, webhookSecret: string | null, now: number): Promise<RuleWithDevices> {
+  /**
+   * Inserts a rule unless `admit`, given the user's rule count under a lock on their rules (locks.ts), throws:
+   * parallel inserts count one after another.
+   */
+  async insertRule(userId: number, fields: RuleFields, webhookSecret: string | null, now: number, admit: (usage: number) => void): Promise<RuleWithDevices> {
     return this.db.transaction().execute(async (trx) => {
+      await lockKey(trx, 'notifications.rules.user', userId);
+      admit(await countOf(trx, 'notification_rules', userId));
       const row = await trx
         .insertInto('notification_rules')
         .values({ user_id: userId, ...ruleColumns(fields), webhook_secret: webhookSecret, created_at: now, updated_at: now })
@@ -141,19 +147,27 @@ export class NotificationsRepository extends TableAccess<NotificationsTables> {
 
   // Push targets
 
-  async countTargets(userId: number): Promise<number> {
-    const row = await this.db.selectFrom('notification_targets').select((eb) => eb.fn.countAll<number>().as('count')).where('user_id', '=', userId).executeTakeFirst();
-    return Number(row?.count ?? 0);
-  }
-
-  async insertTarget(values: Insertable<NotificationsTables['notification_targets']>): Promise<TargetRow | undefined> {
-    const row = await this.db
-      .insertInto('notification_targets')
-      .values(values)
-      .onConflict((oc) => oc.columns(['user_id', 'kind', 'address']).doNothing())
-      .returningAll()
-      .executeTakeFirst();
-    return row;
+  /**
+   * The user's target with this kind and address, else a new one unless `admit`, given the user's target count,
+   * throws; either way other users' targets with the address are deleted (it is the user's now), and a refusal
+   * deletes nothing. Under a lock on the user's targets (locks.ts): parallel registrations count one after
+   * another, and the same token registered twice at once makes one target.
+   */
+  async registerTarget(values: Insertable<NotificationsTables['notification_targets']>, admit: (usage: number) => void): Promise<{ row: TargetRow; created: boolean }> {
+    return this.db.transaction().execute(async (trx) => {
+      await lockKey(trx, 'notifications.targets.user', values.user_id);
+      const existing = await trx
+        .selectFrom('notification_targets')
+        .selectAll()
+        .where('user_id', '=', values.user_id)
+        .where('kind', '=', values.kind)
+        .where('address', '=', values.address)
+        .executeTakeFirst();
+      if (!existing) admit(await countOf(trx, 'notification_targets', values.user_id));
+      await trx.deleteFrom('notification_targets').where('kind', '=', values.kind).where('address', '=', values.address).where('user_id', '!=', values.user_id).execute();
+      if (existing) return { row: existing, created: false };
+      return { row: await trx.insertInto('notification_targets').values(values).returningAll().executeTakeFirstOrThrow(), created: true };
+    });
   }
 
   listTargets(userId: number, kinds?: readonly string[]): Promise<TargetRow[]> {
@@ -167,11 +181,6 @@ export class NotificationsRepository extends TableAccess<NotificationsTables> {
 
   findTarget(id: number): Promise<TargetRow | undefined> {
     return this.db.selectFrom('notification_targets').selectAll().where('id', '=', id).executeTakeFirst();
-  }
-
-  /** Deletes the targets of other users with this token or endpoint. */
-  async deleteTargetsOfOthers(userId: number, kind: string, address: string): Promise<void> {
-    await this.db.deleteFrom('notification_targets').where('kind', '=', kind).where('address', '=', address).where('user_id', '!=', userId).execute();
   }
 
   async deleteTarget(userId: number, id: number): Promise<boolean> {
@@ -325,6 +334,11 @@ export class NotificationsRepository extends TableAccess<NotificationsTables> {
       .executeTakeFirst();
     return Number(row?.count ?? 0);
   }
+}
+
+async function countOf(db: Kysely<NotificationsTables>, table: 'notification_rules' | 'notification_targets', userId: number): Promise<number> {
+  const row = await db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('count')).where('user_id', '=', userId).executeTakeFirst();
+  return Number(row?.count ?? 0);
 }
 
 function ruleColumns(fields: RuleFields) {

@@ -64,9 +64,15 @@ export class RuleService {
 
   async create(userId: number, scope: object, request: RuleRequest): Promise<RuleView> {
     const fields = await this.#validate(userId, scope, request);
-    await this.#assertAllowance(userId, fields.channels);
+    await this.#assertChannelsInPlan(userId, fields.channels);
+    const max = this.#options.config.rulesPerUser;
+    const plan = await this.#options.plans?.limitOf(userId, 'notificationRules');
     const secret = fields.channels.includes('webhook') ? newWebhookSecret() : null;
-    const row = await this.#options.repository.insertRule(userId, fields, secret, Date.now());
+    // The server's cap and the plan's limit, checked against the count the insert adds to.
+    const row = await this.#options.repository.insertRule(userId, fields, secret, Date.now(), (usage) => {
+      if (usage + 1 > max) throw limitReached('notificationRules', max, usage, `At most ${max} notification rules per user`);
+      plan?.assert(usage);
+    });
     this.#options.changed();
     return toRuleView(row, secret ?? undefined);
   }
@@ -92,15 +98,6 @@ export class RuleService {
     const row = await this.#options.repository.findRule(userId, id);
     if (!row) throw new AppError('NOT_FOUND', 'No such notification rule');
     return row;
-  }
-
-  /** The server's cap and the plan's limit on rules, and the plan's channels. */
-  async #assertAllowance(userId: number, channels: readonly string[]): Promise<void> {
-    const max = this.#options.config.rulesPerUser;
-    const usage = await this.#options.repository.countRules(userId);
-    if (usage + 1 > max) throw limitReached('notificationRules', max, usage, `At most ${max} notification rules per user`);
-    await this.#options.plans?.assertWithinLimit(userId, 'notificationRules', usage);
-    await this.#assertChannelsInPlan(userId, channels);
   }
 
   async #assertChannelsInPlan(userId: number, channels: readonly string[]): Promise<void> {

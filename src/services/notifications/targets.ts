@@ -52,19 +52,14 @@ export class TargetService {
   async register(userId: number, request: TargetRequest): Promise<{ target: TargetView; created: boolean }> {
     if (!this.#channels().includes(request.kind)) throw new AppError('CHANNEL_NOT_AVAILABLE', `This server has no ${request.kind} channel configured`);
     const { address, subscription } = await this.#addressOf(request);
-    const existing = (await this.#repository.listTargets(userId, [request.kind])).find((row) => row.address === address);
-    if (!existing) {
-      const max = this.#config.targetsPerUser;
-      const usage = await this.#repository.countTargets(userId);
-      if (usage + 1 > max) throw limitReached('pushTargets', max, usage, `At most ${max} push targets per user`);
-    }
-    await this.#repository.deleteTargetsOfOthers(userId, request.kind, address);
-    if (existing) return { target: toTargetView(existing), created: false };
-    const row = await this.#repository.insertTarget({ user_id: userId, kind: request.kind, address, subscription, name: request.name ?? null, created_at: Date.now() });
-    // Registered by a concurrent request a moment ago.
-    const stored = row ?? (await this.#repository.listTargets(userId, [request.kind])).find((candidate) => candidate.address === address);
-    if (!stored) throw new Error('push target neither inserted nor found');
-    return { target: toTargetView(stored), created: row !== undefined };
+    const max = this.#config.targetsPerUser;
+    const { row, created } = await this.#repository.registerTarget(
+      { user_id: userId, kind: request.kind, address, subscription, name: request.name ?? null, created_at: Date.now() },
+      (usage) => {
+        if (usage + 1 > max) throw limitReached('pushTargets', max, usage, `At most ${max} push targets per user`);
+      },
+    );
+    return { target: toTargetView(row), created };
   }
 
   async delete(userId: number, id: number): Promise<void> {

@@ -58,8 +58,9 @@ describeEachEngine('plans over HTTP for split mode', (engine) => {
     assert.equal(grant.plan.id, 'free');
     assert.deepEqual(grant.plan.limits, { devices: 2, geofences: 1, shares: 1, notificationRules: 3, historyDays: 7 });
     assert.equal(grant.administrator, false);
-    await remote.assertWithinLimit(user.userId, 'devices', 1);
-    await assert.rejects(remote.assertWithinLimit(user.userId, 'devices', 2), planLimitError('devices', 2, 2, 'Your plan (Free) allows at most 2 devices'));
+    const devices = await remote.limitOf(user.userId, 'devices');
+    devices.assert(1);
+    assert.throws(() => devices.assert(2), planLimitError('devices', 2, 2, 'Your plan (Free) allows at most 2 devices'));
     await assert.rejects(remote.assertFeature(user.userId, 'commands'), { code: 'FEATURE_NOT_IN_PLAN' });
     const now = Date.now();
     assert.deepEqual(await remote.historyWindow(user.userId, now), { servedFrom: now - 7 * DAY, keptFrom: now - 17 * DAY });

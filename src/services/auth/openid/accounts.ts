@@ -52,26 +52,29 @@ export class SocialAccounts {
       if (!profile.emailVerified || existing.email_verified_at === null) {
         throw new SocialLoginFailure('account_exists', `account ${existing.id} has this address and cannot be linked to ${provider}`);
       }
-      await this.link(provider, profile, existing.id, now);
-      return existing;
+      return this.link(provider, profile, existing, now);
     }
 
     if (!this.deps.registrationEnabled) throw new SocialLoginFailure('registration_disabled');
     const created = await this.deps.accounts.create({ email: profile.email, name: profile.name ?? null, emailVerified: profile.emailVerified });
-    await this.link(provider, profile, created.id, now);
-    return created;
+    return this.link(provider, profile, created, now);
   }
 
-  private link(provider: ProviderName, profile: ProviderProfile, userId: number, now: number): Promise<void> {
-    return this.deps.repository.insertIdentity({
+  /** The account the identity is linked to now: `user`, unless a parallel sign-in linked it first. */
+  private async link(provider: ProviderName, profile: ProviderProfile, user: UserRow, now: number): Promise<UserRow> {
+    const linkedId = await this.deps.repository.linkIdentity({
       provider,
       subject: profile.subject,
-      user_id: userId,
+      user_id: user.id,
       email: profile.email ?? null,
       email_verified: profile.emailVerified ? 1 : 0,
       created_at: now,
       last_used_at: now,
     });
+    if (linkedId === user.id) return user;
+    const linked = await this.deps.users.findById(linkedId);
+    if (!linked) throw new SocialLoginFailure('account_exists', `the ${provider} identity is linked to account ${linkedId}, which is gone`);
+    return linked;
   }
 }
 

@@ -34,8 +34,16 @@ export class OpenIdRepository extends TableAccess<AuthTables> {
     return this.db.selectFrom('openid_identities').selectAll().where('provider', '=', provider).where('subject', '=', subject).executeTakeFirst();
   }
 
-  async insertIdentity(row: Insertable<OpenIdIdentitiesTable>): Promise<void> {
-    await this.db.insertInto('openid_identities').values(row).execute();
+  /** Links the identity, or leaves the link a parallel sign-in made first: the account it is linked to, either way. */
+  async linkIdentity(row: Insertable<OpenIdIdentitiesTable>): Promise<number> {
+    await this.db
+      .insertInto('openid_identities')
+      .values(row)
+      .onConflict((conflict) => conflict.columns(['provider', 'subject']).doNothing())
+      .execute();
+    const linked = await this.findIdentity(row.provider, row.subject);
+    if (!linked) throw new Error(`the ${row.provider} identity was unlinked while being linked`);
+    return linked.user_id;
   }
 
   async touchIdentity(id: number, now: number): Promise<void> {

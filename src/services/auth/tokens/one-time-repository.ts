@@ -1,11 +1,37 @@
 import type { Selectable } from 'kysely';
+import { lockKey } from '../../../platform/db/locks.ts';
 import { TableAccess } from '../../../platform/db/table-access.ts';
 import type { AuthTables, OneTimeTokensTable } from '../tables.ts';
 
 export type OneTimeTokenRow = Selectable<OneTimeTokensTable>;
 
+export interface NewOneTimeToken {
+  tokenHash: string;
+  purpose: string;
+  userId: number;
+  codeHash: string | null;
+  createdAt: number;
+  expiresAt: number;
+}
+
 export class OneTimeTokenRepository extends TableAccess<AuthTables> {
-  async insert(row: { tokenHash: string; purpose: string; userId: number; codeHash: string | null; createdAt: number; expiresAt: number }): Promise<void> {
+  /**
+   * Inserts `row`, the user's earlier live tokens of its purpose consumed, unless one was issued after `since`
+   * (false). The look and the insert hold a lock on the user's tokens (locks.ts): of parallel calls, one inserts.
+   */
+  async replaceUnlessIssuedAfter(row: NewOneTimeToken, since: number): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      await lockKey(trx, 'auth.one-time-tokens.user', row.userId);
+      const tokens = new OneTimeTokenRepository(trx);
+      const latest = await tokens.latestCreatedAt(row.purpose, row.userId);
+      if (latest !== undefined && latest > since) return false;
+      await tokens.consumeAllOfUser(row.purpose, row.userId, row.createdAt);
+      await tokens.insert(row);
+      return true;
+    });
+  }
+
+  async insert(row: NewOneTimeToken): Promise<void> {
     await this.db
       .insertInto('one_time_tokens')
       .values({

@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import { randomToken, safeEqual, sha256 } from '../../../platform/crypto.ts';
 import { AppError } from '../errors.ts';
 import type { AuthKeys } from '../keys.ts';
-import type { OneTimeTokenRepository, OneTimeTokenRow } from './one-time-repository.ts';
+import type { NewOneTimeToken, OneTimeTokenRepository, OneTimeTokenRow } from './one-time-repository.ts';
 
 /**
  * two_factor_login: the temp_token between password and second factor (with the mailed code when the
@@ -47,18 +47,28 @@ export class OneTimeTokens {
   async issue(purpose: OneTimePurpose, userId: number, ttlSeconds: number, options: { withCode?: boolean; replace?: boolean } = {}): Promise<IssuedToken> {
     const now = Date.now();
     if (options.replace) await this.repository.consumeAllOfUser(purpose, userId, now);
+    const { issued, row } = this.newToken(purpose, userId, ttlSeconds, options.withCode === true, now);
+    await this.repository.insert(row);
+    return issued;
+  }
+
+  /**
+   * As `issue` with `replace`, unless the user's latest token of this purpose was issued less than `cooldownMs`
+   * ago: then undefined and nothing changes. Parallel calls issue one (the repository looks and inserts under a
+   * lock on the user's tokens).
+   */
+  async issueAfterCooldown(purpose: OneTimePurpose, userId: number, ttlSeconds: number, cooldownMs: number, options: { withCode?: boolean } = {}): Promise<IssuedToken | undefined> {
+    const now = Date.now();
+    const { issued, row } = this.newToken(purpose, userId, ttlSeconds, options.withCode === true, now);
+    return (await this.repository.replaceUnlessIssuedAfter(row, now - cooldownMs)) ? issued : undefined;
+  }
+
+  private newToken(purpose: OneTimePurpose, userId: number, ttlSeconds: number, withCode: boolean, now: number): { issued: IssuedToken; row: NewOneTimeToken } {
     const token = randomToken(32);
     const tokenHash = sha256(token);
-    const code = options.withCode ? newCode() : undefined;
-    await this.repository.insert({
-      tokenHash,
-      purpose,
-      userId,
-      codeHash: code === undefined ? null : this.keys.codeDigest(tokenHash, code),
-      createdAt: now,
-      expiresAt: now + ttlSeconds * 1000,
-    });
-    return { token, code };
+    const code = withCode ? newCode() : undefined;
+    const codeHash = code === undefined ? null : this.keys.codeDigest(tokenHash, code);
+    return { issued: { token, code }, row: { tokenHash, purpose, userId, codeHash, createdAt: now, expiresAt: now + ttlSeconds * 1000 } };
   }
 
   find(purpose: OneTimePurpose, token: string): Promise<OneTimeTokenRow | undefined> {

@@ -47,12 +47,9 @@ export class EmailCodes {
 
   /** Mails a new code replacing the previous one, unless one went out within the cooldown: then nothing happens. */
   async send(purpose: MailedCodePurpose, user: CodeRecipient): Promise<void> {
-    const { oneTimeTokens } = this.deps;
-    const lastSent = await oneTimeTokens.lastIssuedAt(purpose, user.id);
-    if (lastSent !== undefined && Date.now() - lastSent < RESEND_COOLDOWN_MS) return;
     const ttlSeconds = purpose === 'two_factor_email_setup' ? this.deps.setupTtlSeconds : this.deps.codeTtlSeconds;
-    const issued = await oneTimeTokens.issue(purpose, user.id, ttlSeconds, { withCode: true, replace: true });
-    this.deliver(user, issued.code as string, purpose === 'two_factor_email_setup' ? 'setup' : 'confirm', ttlSeconds);
+    const issued = await this.deps.oneTimeTokens.issueAfterCooldown(purpose, user.id, ttlSeconds, RESEND_COOLDOWN_MS, { withCode: true });
+    if (issued) this.deliver(user, issued.code as string, purpose === 'two_factor_email_setup' ? 'setup' : 'confirm', ttlSeconds);
   }
 
   /** Spends the user's live code of `purpose` when `code` is it; 'missing' when none is live (never sent, used, expired or burned). */

@@ -1,4 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
+import { lockKey } from '../../../platform/db/locks.ts';
 import { TableAccess } from '../../../platform/db/table-access.ts';
 import type { AuthTables, TwoFactorTable } from '../tables.ts';
 import { isUniqueViolation } from '../users/repository.ts';
@@ -22,34 +23,23 @@ export class TwoFactorRepository extends TableAccess<AuthTables> {
     return new Set(rows.map((row) => Number(row.user_id)));
   }
 
-  /** Holds a new secret for confirmation; a user with 2FA already on is left untouched (false). */
+  /**
+   * Holds a new secret for confirmation; a user with 2FA already on is left untouched (false). One statement
+   * (an upsert): parallel setups each replace the pending secret, the last one standing.
+   */
   async savePending(userId: number, sealedSecret: string, expiresAt: number, now: number): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
-      const existing = await trx.selectFrom('two_factor').select('enabled_at').where('user_id', '=', userId).executeTakeFirst();
-      if (existing && existing.enabled_at !== null) return false;
-      if (existing) {
-        await trx
-          .updateTable('two_factor')
-          .set({ method: 'totp', pending_secret: sealedSecret, pending_expires_at: expiresAt, updated_at: now })
-          .where('user_id', '=', userId)
-          .execute();
-      } else {
-        await trx
-          .insertInto('two_factor')
-          .values({
-            user_id: userId,
-            method: 'totp',
-            secret: null,
-            enabled_at: null,
-            last_used_step: 0,
-            pending_secret: sealedSecret,
-            pending_expires_at: expiresAt,
-            updated_at: now,
-          })
-          .execute();
-      }
-      return true;
-    });
+    const saved = await this.db
+      .insertInto('two_factor')
+      .values({ user_id: userId, method: 'totp', secret: null, enabled_at: null, last_used_step: 0, pending_secret: sealedSecret, pending_expires_at: expiresAt, updated_at: now })
+      .onConflict((conflict) =>
+        conflict
+          .column('user_id')
+          .doUpdateSet({ method: 'totp', pending_secret: sealedSecret, pending_expires_at: expiresAt, updated_at: now })
+          .where('two_factor.enabled_at', 'is', null),
+      )
+      .returning('user_id')
+      .executeTakeFirst();
+    return saved !== undefined;
   }
 
   /**
@@ -130,7 +120,9 @@ export class TwoFactorRepository extends TableAccess<AuthTables> {
   }
 }
 
+/** Under a lock on the user's codes (locks.ts): two replacements at once leave one set, not both. */
 async function replaceCodes(trx: Kysely<AuthTables>, userId: number, codeHashes: string[], now: number): Promise<void> {
+  await lockKey(trx, 'auth.backup-codes.user', userId);
   await trx.deleteFrom('backup_codes').where('user_id', '=', userId).execute();
   await trx
     .insertInto('backup_codes')

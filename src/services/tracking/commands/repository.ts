@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Selectable } from 'kysely';
+import { lockKey } from '../../../platform/db/locks.ts';
 import { TableAccess } from '../../../platform/db/table-access.ts';
 import type { CommandsTable, SavedCommandsTable, TrackingTables } from '../tables.ts';
 import type { CommandStatus } from './types.ts';
@@ -145,8 +146,16 @@ export class CommandRepository extends TableAccess<TrackingTables> {
 
   // --- saved commands ---
 
-  insertSaved(row: Omit<SavedCommandRow, 'id'>): Promise<SavedCommandRow> {
-    return this.db.insertInto('saved_commands').values(row).returningAll().executeTakeFirstOrThrow();
+  /**
+   * Inserts unless `admit`, given the user's saved command count, throws. Under a lock on the user's saved commands
+   * (locks.ts): parallel inserts count one after another.
+   */
+  insertSaved(row: Omit<SavedCommandRow, 'id'>, admit: (usage: number) => void): Promise<SavedCommandRow> {
+    return this.db.transaction().execute(async (trx) => {
+      await lockKey(trx, 'tracking.saved-commands.user', row.user_id);
+      admit(await new CommandRepository(trx).countSaved(row.user_id));
+      return trx.insertInto('saved_commands').values(row).returningAll().executeTakeFirstOrThrow();
+    });
   }
 
   findSaved(id: number): Promise<SavedCommandRow | undefined> {

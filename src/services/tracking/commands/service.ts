@@ -137,16 +137,19 @@ export class CommandService {
   async createSaved(userId: number, input: SavedCommandInput): Promise<SavedCommandView> {
     const user = await this.#savedCommandWriter(userId);
     const command = validateCommand(input.type, input.attributes ?? {});
-    const { repository } = this.#deps;
-    if ((await repository.countSaved(userId)) >= MAX_SAVED_PER_USER) throw new AppError('SAVED_COMMANDS_LIMIT_REACHED');
-    const row = await repository.insertSaved({
-      user_id: userId,
-      by_administrator: user.administrator ? 1 : 0,
-      description: input.description,
-      type: command.type,
-      attributes: JSON.stringify(command.attributes),
-      created_at: this.#now(),
-    });
+    const row = await this.#deps.repository.insertSaved(
+      {
+        user_id: userId,
+        by_administrator: user.administrator ? 1 : 0,
+        description: input.description,
+        type: command.type,
+        attributes: JSON.stringify(command.attributes),
+        created_at: this.#now(),
+      },
+      (usage) => {
+        if (usage >= MAX_SAVED_PER_USER) throw new AppError('SAVED_COMMANDS_LIMIT_REACHED');
+      },
+    );
     return savedCommandView(row);
   }
 

@@ -1,4 +1,5 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
+import { lockKey } from '../../../platform/db/locks.ts';
 import { TableAccess } from '../../../platform/db/table-access.ts';
 import { chunksOf } from '../chunks.ts';
 import type { GeofencesTable, TrackingTables } from '../tables.ts';
@@ -32,6 +33,11 @@ export class GeofenceRepository extends TableAccess<TrackingTables> {
       rows.push(...(await this.db.selectFrom('geofences').selectAll().where('owner_id', 'in', chunk).execute()));
     }
     return rows.sort((a, b) => a.id - b.id);
+  }
+
+  /** Inside a transaction: holds the owner's geofences still until it ends, so that their usage is what the write adds to (locks.ts). */
+  lockOwner(ownerId: number): Promise<void> {
+    return lockKey(this.db, 'tracking.geofences.owner', ownerId);
   }
 
   /** How many geofences the owner has, and how many points their areas hold together (over geofences(owner_id)). */

@@ -5,7 +5,7 @@ import type { ServerLimits } from '../../../config.ts';
 import { limitReached } from '../../../platform/http/errors.ts';
 import { AppError } from '../errors.ts';
 import type { UserAccess, UserDirectory } from '../../auth/users/directory.ts';
-import type { Entitlement } from '../../billing/module.ts';
+import type { Entitlement, PlanLimit } from '../../billing/module.ts';
 import type { DeviceAccess, DeviceAccessApi } from '../../devices/access.ts';
 import { requireWriter } from '../access.ts';
 import type { GeofencesChanged } from '../domain-events.ts';
@@ -14,7 +14,7 @@ import type { LatLon } from '../geo/index.ts';
 import type { TrackingStore } from '../store.ts';
 import type { GeofencesTable } from '../tables.ts';
 import { GeofenceIndexes } from './index-cache.ts';
-import type { GeofenceRow } from './repository.ts';
+import type { GeofenceRepository, GeofenceRow } from './repository.ts';
 import type { Geofence } from '../../../client/tracking-types.ts';
 
 /** The Geofence of spec §2.6. */
@@ -128,18 +128,23 @@ export class GeofenceService {
     const user = await requireWriter(this.users, userId);
     const attributes = input.attributes ?? {};
     const area = normaliseArea(input.area, attributes);
-    if (!user.administrator) await this.assertWithinLimits(userId, 1, area.points);
+    // Undefined: an administrator, held to no cap; `limit` undefined: no plan applies, the server caps still do.
+    const plan = user.administrator ? undefined : { limit: await this.plans?.limitOf(userId, 'geofences') };
     const now = Date.now();
-    const row = await this.store.geofences.insert({
-      owner_id: userId,
-      name: input.name,
-      description: input.description ?? null,
-      area: area.text,
-      points: area.points,
-      calendar_id: input.calendarId ?? null,
-      attributes: JSON.stringify(attributes),
-      created_at: now,
-      updated_at: now,
+    const row = await this.store.transaction(async ({ geofences }) => {
+      await geofences.lockOwner(userId);
+      if (plan) await this.assertWithinLimits(geofences, userId, { geofences: 1, points: area.points, plan: plan.limit });
+      return geofences.insert({
+        owner_id: userId,
+        name: input.name,
+        description: input.description ?? null,
+        area: area.text,
+        points: area.points,
+        calendar_id: input.calendarId ?? null,
+        attributes: JSON.stringify(attributes),
+        created_at: now,
+        updated_at: now,
+      });
     });
     this.indexes.put(row);
     await this.announce(row.owner_id);
@@ -153,13 +158,22 @@ export class GeofenceService {
     if (changes.description !== undefined) update.description = changes.description;
     if (changes.calendarId !== undefined) update.calendar_id = changes.calendarId;
     if (changes.attributes !== undefined) update.attributes = JSON.stringify(changes.attributes);
-    if (changes.area !== undefined || changes.attributes !== undefined) {
-      const area = normaliseArea(changes.area ?? row.area, changes.attributes ?? (JSON.parse(row.attributes) as Record<string, unknown>));
-      if (!user.administrator && area.points > row.points) await this.assertWithinLimits(row.owner_id, 0, area.points - row.points);
+    const area =
+      changes.area !== undefined || changes.attributes !== undefined
+        ? normaliseArea(changes.area ?? row.area, changes.attributes ?? (JSON.parse(row.attributes) as Record<string, unknown>))
+        : undefined;
+    if (area) {
       update.area = area.text;
       update.points = area.points;
     }
-    const updated = await this.store.geofences.update(geofenceId, update);
+    const updated = await this.store.transaction(async ({ geofences }) => {
+      if (!area || user.administrator) return geofences.update(geofenceId, update);
+      await geofences.lockOwner(row.owner_id);
+      // The points the area adds to, as stored now: a parallel update may have changed them since `row` was read.
+      const stored = await geofences.findById(geofenceId);
+      if (stored && area.points > stored.points) await this.assertWithinLimits(geofences, row.owner_id, { geofences: 0, points: area.points - stored.points });
+      return geofences.update(geofenceId, update);
+    });
     if (!updated) throw new AppError('NOT_FOUND', 'No such geofence');
     this.indexes.put(updated);
     await this.announce(updated.owner_id);
@@ -196,12 +210,14 @@ export class GeofenceService {
   }
 
   /**
-   * 409 LIMIT_REACHED unless the owner may add `geofences` geofences holding `points` more points.
-   * The caps bound the work of every position of the owner's devices (containment runs over their
-   * geofences) and the size of the owner's index in memory. 402 PLAN_LIMIT_REACHED past the plan's `geofences`.
+   * Inside the transaction that writes, holding the owner's lock: 409 LIMIT_REACHED unless the owner may add
+   * `geofences` geofences holding `points` more points. The caps bound the work of every position of the owner's
+   * devices (containment runs over their geofences) and the size of the owner's index in memory.
+   * 402 PLAN_LIMIT_REACHED past the plan's `geofences`.
    */
-  private async assertWithinLimits(ownerId: number, geofences: number, points: number): Promise<void> {
-    const usage = await this.store.geofences.usageOf(ownerId);
+  private async assertWithinLimits(repository: GeofenceRepository, ownerId: number, adding: { geofences: number; points: number; plan?: PlanLimit }): Promise<void> {
+    const { geofences, points, plan } = adding;
+    const usage = await repository.usageOf(ownerId);
     const { geofencesPerUser, geofencePointsPerUser } = this.limits;
     if (geofences > 0 && usage.geofences + geofences > geofencesPerUser) {
       throw limitReached('geofences', geofencesPerUser, usage.geofences, `A user may have at most ${geofencesPerUser} geofences (MAX_GEOFENCES_PER_USER)`);
@@ -210,7 +226,7 @@ export class GeofenceService {
       const message = `The areas of a user's geofences may hold at most ${geofencePointsPerUser} points together (MAX_GEOFENCE_POINTS_PER_USER); this one would add ${points} to ${usage.points}`;
       throw limitReached('geofencePoints', geofencePointsPerUser, usage.points, message, '/body/area');
     }
-    if (geofences > 0) await this.plans?.assertWithinLimit(ownerId, 'geofences', usage.geofences, geofences);
+    plan?.assert(usage.geofences, geofences);
   }
 
   private announce(ownerId: number): Promise<void> {
