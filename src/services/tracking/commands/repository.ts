@@ -169,7 +169,7 @@ export class CommandRepository extends TableAccess<TrackingTables> {
       .then((row) => Number(row.count));
   }
 
-  updateSaved(id: number, changes: Pick<SavedCommandRow, 'description' | 'type' | 'attributes'>): Promise<SavedCommandRow | undefined> {
+  updateSaved(id: number, changes: Pick<SavedCommandRow, 'description' | 'type' | 'attributes' | 'by_administrator'>): Promise<SavedCommandRow | undefined> {
     return this.db.updateTable('saved_commands').set(changes).where('id', '=', id).returningAll().executeTakeFirst();
   }
 

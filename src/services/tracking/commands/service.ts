@@ -150,11 +150,21 @@ export class CommandService {
     return savedCommandView(row);
   }
 
+  /**
+   * `byAdministrator` vouches for the command's content (limitCommands users may send it), so it survives only an edit
+   * by someone who is an administrator now: a demoted creator's edit clears it, an administrator's edit of another
+   * user's command never sets it.
+   */
   async updateSaved(userId: number, id: number, input: SavedCommandInput): Promise<SavedCommandView> {
     const user = await this.#savedCommandWriter(userId);
-    await this.#ownSaved(user, id);
+    const current = await this.#ownSaved(user, id);
     const command = validateCommand(input.type, input.attributes ?? {});
-    const row = await this.#deps.repository.updateSaved(id, { description: input.description, type: command.type, attributes: JSON.stringify(command.attributes) });
+    const row = await this.#deps.repository.updateSaved(id, {
+      description: input.description,
+      type: command.type,
+      attributes: JSON.stringify(command.attributes),
+      by_administrator: current.by_administrator === 1 && user.administrator ? 1 : 0,
+    });
     if (!row) throw new AppError('NOT_FOUND', 'No such saved command');
     return savedCommandView(row);
   }
