@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Selectable } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import { TableAccess } from '../../../platform/db/table-access.ts';
 import type { CommandsTable, SavedCommandsTable, TrackingTables } from '../tables.ts';
 import type { CommandStatus } from './types.ts';
@@ -15,6 +15,15 @@ export interface NewCommand {
   createdAt: number;
 }
 
+/** At most `max` commands queued for one device, counting those created at or after `since` (older ones are expiring). */
+export interface QueueCap {
+  since: number;
+  max: number;
+}
+
+/** The advisory-lock space of the devices' command queues on PostgreSQL (a two-int4 key: this, the device id). */
+const QUEUE_LOCK_SPACE = 0x636d_6471;
+
 /** A new command's columns, whatever its first status. */
 function storedFields(command: NewCommand) {
   return {
@@ -28,34 +37,59 @@ function storedFields(command: NewCommand) {
 
 /** Every query of the commands, the saved commands and the devices' protocols. */
 export class CommandRepository extends TableAccess<TrackingTables> {
-  async insert(command: NewCommand): Promise<CommandRow> {
-    return this.db
-      .insertInto('commands')
-      .values({ ...storedFields(command), status: 'queued' })
-      .returningAll()
-      .executeTakeFirstOrThrow();
+  /** Inserts a queued command; undefined, inserting nothing, when the device's queue is full. */
+  insert(command: NewCommand, cap: QueueCap): Promise<CommandRow | undefined> {
+    return this.#withinCap(command.deviceId, cap, (trx) =>
+      trx
+        .insertInto('commands')
+        .values({ ...storedFields(command), status: 'queued' })
+        .returningAll()
+        .executeTakeFirstOrThrow(),
+    );
   }
 
   /**
    * Inserts a command for a device whose connection this instance holds, in one statement: already claimed (sent at
-   * `at`) when none of the device's queued commands created at or after `since` is ahead of it, else queued behind them.
+   * `at`) when none of the device's queued commands created at or after `cap.since` is ahead of it, else queued behind
+   * them. Undefined, inserting nothing, when the device's queue is full (the command would have to wait behind it).
    */
-  insertClaimed(command: NewCommand, since: number, at: number): Promise<CommandRow> {
-    const ahead = this.db
-      .selectFrom('commands')
-      .select('id')
-      .where('device_id', '=', command.deviceId)
-      .where('status', '=', 'queued')
-      .where('created_at', '>=', since);
-    return this.db
-      .insertInto('commands')
-      .values({
-        ...storedFields(command),
-        status: sql<string>`CASE WHEN EXISTS ${ahead} THEN 'queued' ELSE 'sent' END`,
-        sent_at: sql<number | null>`CASE WHEN EXISTS ${ahead} THEN NULL ELSE CAST(${at} AS BIGINT) END`,
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
+  insertClaimed(command: NewCommand, cap: QueueCap, at: number): Promise<CommandRow | undefined> {
+    return this.#withinCap(command.deviceId, cap, (trx) => {
+      const ahead = trx
+        .selectFrom('commands')
+        .select('id')
+        .where('device_id', '=', command.deviceId)
+        .where('status', '=', 'queued')
+        .where('created_at', '>=', cap.since);
+      return trx
+        .insertInto('commands')
+        .values({
+          ...storedFields(command),
+          status: sql<string>`CASE WHEN EXISTS ${ahead} THEN 'queued' ELSE 'sent' END`,
+          sent_at: sql<number | null>`CASE WHEN EXISTS ${ahead} THEN NULL ELSE CAST(${at} AS BIGINT) END`,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+    });
+  }
+
+  /**
+   * Runs `insert` unless the device already has `cap.max` queued commands, counted and inserted in one transaction. On
+   * PostgreSQL the transaction first takes the device's queue lock, so two sends cannot both take the last place; SQLite
+   * has one writer.
+   */
+  #withinCap(deviceId: number, cap: QueueCap, insert: (trx: Kysely<TrackingTables>) => Promise<CommandRow>): Promise<CommandRow | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      if (this.engine === 'postgres') await sql`select pg_advisory_xact_lock(${QUEUE_LOCK_SPACE}, ${deviceId | 0})`.execute(trx);
+      const { queued } = await trx
+        .selectFrom('commands')
+        .select((eb) => eb.fn.countAll<number>().as('queued'))
+        .where('device_id', '=', deviceId)
+        .where('status', '=', 'queued')
+        .where('created_at', '>=', cap.since)
+        .executeTakeFirstOrThrow();
+      return Number(queued) >= cap.max ? undefined : insert(trx);
+    });
   }
 
   findById(id: number): Promise<CommandRow | undefined> {
