@@ -30,11 +30,11 @@ describeEachEngine('command delivery', (engine) => {
   after(() => server.dispose());
 
   const command = (deviceId: number, data: string, createdAt = now) => ({ deviceId, userId: 1, type: 'custom', attributes: { data }, createdAt });
-  /** A row queued as another instance queues it (no connection there, nothing routed here). */
   const stored = (row: CommandRow | undefined): CommandRow => {
     assert.ok(row, 'stored');
     return row;
   };
+  /** A row queued as another instance queues it (no connection there, nothing routed here). */
   const queue = async (deviceId: number, data: string, createdAt = now) => stored(await repository.insert(command(deviceId, data, createdAt), { since: 0, max: Infinity }));
   const deliver = async (newCommand: NewCommand) => stored(await delivery.deliver(newCommand));
   const link = (write: (frame: Buffer) => boolean): DeviceLink => ({ protocol: gt06Protocol, uniqueId: '359710049090001', write });
@@ -70,6 +70,22 @@ describeEachEngine('command delivery', (engine) => {
     assert.equal(behind.status, 'sent');
     assert.deepEqual(written, ['ALONE#', 'AHEAD#', 'BEHIND#']);
     assert.equal(await statusOf(ahead.id), 'sent');
+  });
+
+  it('a send to a device connected here that would wait behind a full queue is refused, storing and writing nothing', async () => {
+    const small = new CommandDelivery({ repository, bus: server.bus, redis: undefined, keyPrefix: 'unused', ttlMs: TTL_MS, maxQueuedPerDevice: 2, log: server.app.log, now: () => now });
+    const deviceId = nextDevice++;
+    const written: string[] = [];
+    small.attach(deviceId, link((frame) => written.push(textOf(frame)) > 0));
+    // The connection's own flush runs first (it found nothing); the rows below wait, as those of another instance would.
+    await new Promise((resolve) => setImmediate(resolve));
+    await small.flush(deviceId);
+    await queue(deviceId, 'ONE#');
+    await queue(deviceId, 'TWO#');
+    assert.equal(await small.deliver(command(deviceId, 'THREE#')), undefined);
+    assert.deepEqual(written, []);
+    const rows = await repository.history(deviceId, 0, now, 10);
+    assert.deepEqual(rows.map((row) => [JSON.parse(row.attributes).data, row.status]), [['ONE#', 'queued'], ['TWO#', 'queued']]);
   });
 
   it('a send whose write finds the connection closed is answered queued and goes out on the next connection', async () => {
