@@ -92,6 +92,11 @@ export interface Config {
   /** COMMAND_TTL: seconds a queued command waits for its device before it expires. */
   commandTtl: number;
   /**
+   * docs/commands.md, "Limits": MAX_QUEUED_COMMANDS_PER_DEVICE commands waiting for one device, COMMAND_SEND_RATE sends
+   * per user per minute, COMMAND_HISTORY_DAYS days a command stays (0: as long as its device's history).
+   */
+  commands: { queuedPerDevice: number; sendsPerMinute: number; historyDays: number };
+  /**
    * Group commit of ingested positions: a flush writes at most `batchSize` rows, waiting at most `batchDelay` ms for them.
    * `connectionsPerIp`: device connections (every listener together) one remote address may hold open at once.
    */
@@ -293,6 +298,11 @@ export function loadConfig(env: Env = process.env): Config {
     },
     statusTimeout: read.int('STATUS_TIMEOUT', 600, 1, 86_400 * 365),
     commandTtl: read.int('COMMAND_TTL', 86_400, 1, 86_400 * 365),
+    commands: {
+      queuedPerDevice: read.int('MAX_QUEUED_COMMANDS_PER_DEVICE', 100, 1, 100_000),
+      sendsPerMinute: read.int('COMMAND_SEND_RATE', 120, 1, 100_000),
+      historyDays: read.int('COMMAND_HISTORY_DAYS', 90, 0, 36_500),
+    },
     ingest: {
       batchSize: read.int('INGEST_BATCH_SIZE', 1000, 1, 10_000),
       batchDelay: read.int('INGEST_BATCH_DELAY', 2, 0, 1000),

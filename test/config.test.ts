@@ -173,6 +173,14 @@ describe('config', () => {
     assert.equal(failure({ RETENTION_CHUNK: 'many' }).variable, 'RETENTION_CHUNK');
   });
 
+  it('reads the command limits, refusing values out of range', () => {
+    assert.deepEqual(loadConfig({}).commands, { queuedPerDevice: 100, sendsPerMinute: 120, historyDays: 90 });
+    assert.deepEqual(loadConfig({ MAX_QUEUED_COMMANDS_PER_DEVICE: '5', COMMAND_SEND_RATE: '10', COMMAND_HISTORY_DAYS: '0' }).commands, { queuedPerDevice: 5, sendsPerMinute: 10, historyDays: 0 });
+    assert.equal(failure({ MAX_QUEUED_COMMANDS_PER_DEVICE: '0' }).variable, 'MAX_QUEUED_COMMANDS_PER_DEVICE');
+    assert.equal(failure({ COMMAND_SEND_RATE: 'fast' }).variable, 'COMMAND_SEND_RATE');
+    assert.equal(failure({ COMMAND_HISTORY_DAYS: '-1' }).variable, 'COMMAND_HISTORY_DAYS');
+  });
+
   it('reads DEVICE_REGISTRATION: open by default, or claim-only', () => {
     assert.equal(loadConfig({}).deviceRegistration, 'open');
     assert.equal(loadConfig({ DEVICE_REGISTRATION: 'Claim-Only' }).deviceRegistration, 'claim-only');

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Config } from '../config.ts';
 import { sha256 } from './crypto.ts';
+import { AppError } from './http/errors.ts';
 
 /** At most `limit` hits per fixed window of `windowSeconds`. */
 export interface RateRule {
@@ -22,6 +23,14 @@ export interface RateLimiter {
 }
 
 const ALLOWED: RateDecision = { allowed: true, retryAfterMs: 0 };
+
+/** Counts a hit; over the limit → 429 RATE_LIMITED with Retry-After in seconds. */
+export async function enforceRateLimit(limiter: RateLimiter, rule: RateRule, key: string): Promise<void> {
+  const decision = await limiter.hit(rule, key);
+  if (decision.allowed) return;
+  const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
+  throw new AppError('RATE_LIMITED', `Too many requests; try again in ${seconds} s`, { headers: { 'retry-after': String(seconds) } });
+}
 
 /** RATE_LIMITS=off: every hit is allowed. */
 export const unlimited: RateLimiter = { hit: async () => ALLOWED };

@@ -528,6 +528,7 @@ export const errorWords: Record<string, string> = {
   USER_DEVICE_READONLY: 'Your account may not change devices or send them commands.',
   COMMANDS_LIMITED: 'Your account may only send saved commands. Pick one from the list.',
   SAVED_COMMANDS_LIMIT_REACHED: 'You have saved as many commands as allowed. Delete some first.',
+  COMMAND_QUEUE_FULL: 'This device has as many commands waiting as it may take. They go out when it connects, or expire.',
   NETWORK: 'The server cannot be reached. Check your connection and try again.',
 };
 

@@ -86,11 +86,11 @@ export async function createAuthModule(ctx: ModuleContext): Promise<AuthModule> 
   if (config.admin) {
     const problem = passwordProblem(config.admin.password);
     if (problem) throw new ConfigError('ADMIN_PASSWORD', problem);
-    const { user, outcome } = await accounts.ensureAdministrator(config.admin.email, config.admin.password);
-    if (outcome === 'taken-over') {
+    const { user, outcome, replacedUserId } = await accounts.ensureAdministrator(config.admin.email, config.admin.password);
+    if (outcome === 'replaced') {
       log.warn(
-        { userId: user.id },
-        'ADMIN_EMAIL named an existing account without administrator rights: it now has ADMIN_PASSWORD, and its sessions, 2FA and social sign-ins were removed before it was promoted',
+        { userId: user.id, replacedUserId },
+        'ADMIN_EMAIL named an existing account without administrator rights: that account was deleted with everything it made (devices, shares, notification rules and targets, saved commands), and a new administrator with ADMIN_PASSWORD holds the address',
       );
     }
   }

@@ -1,5 +1,6 @@
-import { AppError } from './errors.ts';
 import type { RateLimiter, RateRule } from '../../platform/rate-limit.ts';
+
+export { enforceRateLimit as enforceLimit } from '../../platform/rate-limit.ts';
 
 /** DESIGN.md §5.2, plus per-user limits on guessing second factors and current passwords (docs/auth.md). */
 export const AUTH_RATE_RULES = {
@@ -24,14 +25,6 @@ export const AUTH_RATE_RULES = {
   /** Per client IP: social sign-ins started (each stores a state) and id_tokens exchanged. */
   socialSignIn: { name: 'social-sign-in', limit: 30, windowSeconds: 60 },
 } as const satisfies Record<string, RateRule>;
-
-/** Counts a hit; over the limit → 429 RATE_LIMITED with Retry-After in seconds. */
-export async function enforceLimit(limiter: RateLimiter, rule: RateRule, key: string): Promise<void> {
-  const decision = await limiter.hit(rule, key);
-  if (decision.allowed) return;
-  const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
-  throw new AppError('RATE_LIMITED', `Too many requests; try again in ${seconds} s`, { headers: { 'retry-after': String(seconds) } });
-}
 
 /** Counts a hit and tells whether it was within the limit, for limits that act silently. */
 export async function withinLimit(limiter: RateLimiter, rule: RateRule, key: string): Promise<boolean> {

@@ -13,6 +13,7 @@ export const TRACKING_ERRORS = {
   USER_DEVICE_READONLY: [403, 'An account with read-only devices may not send commands'],
   COMMANDS_LIMITED: [403, 'This account may send only saved commands it owns or an administrator created'],
   SAVED_COMMANDS_LIMIT_REACHED: [409, 'The account holds the most saved commands it may'],
+  COMMAND_QUEUE_FULL: [409, 'The device has the most commands waiting for it that it may: wait until it connects or they expire'],
 } as const satisfies ErrorTable;
 
 declare module '../../platform/http/errors.ts' {

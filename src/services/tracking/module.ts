@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import { defineModule } from '../../platform/module.ts';
+import { chooseRateLimiter } from '../../platform/rate-limit.ts';
 import type { ModuleContext, ServiceModule } from '../../platform/module.ts';
 import { registerHealthRoute } from '../../platform/http/health.ts';
 import { registerUserCountsRoute, remoteUserCounts } from '../../platform/http/user-counts.ts';
@@ -95,10 +96,13 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
     redis: ctx.redis,
     keyPrefix: config.eventChannel,
     ttlMs: config.commandTtl * 1000,
+    maxQueuedPerDevice: config.commands.queuedPerDevice,
     log,
   });
   const commands = new CommandService({
     repository: commandRepository,
+    sendRate: { limiter: chooseRateLimiter(config, ctx.redis), sendsPerMinute: config.commands.sendsPerMinute },
+    maxQueuedPerDevice: config.commands.queuedPerDevice,
     protocols,
     delivery,
     devices,
@@ -131,6 +135,7 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
     policy: deps.retention ?? (plans ? planRetention(plans) : keepEverything),
     ownersOf: async (deviceIds) => new Map((await devices.getDevices(deviceIds)).map((device) => [device.id, device.ownerId])),
     chunkSize: config.retention.chunkSize,
+    commandHistoryMs: config.commands.historyDays > 0 ? config.commands.historyDays * 86_400_000 : undefined,
     clock: systemClock,
     metrics: ctx.metrics,
     log,

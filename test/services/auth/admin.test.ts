@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import { loadConfig } from '../../../src/config.ts';
 import { openDatabase } from '../../../src/platform/db/database.ts';
 import { createServer } from '../../../src/server.ts';
-import type { Server } from '../../../src/server.ts';
+import type { Server, ServerOptions } from '../../../src/server.ts';
 import { runUserCommand } from '../../../src/services/auth/cli.ts';
 import { verifyPassword } from '../../../src/services/auth/users/passwords.ts';
 import { InternalClient } from '../../../src/platform/http/internal-client.ts';
@@ -17,6 +17,8 @@ import { createSharedDatabase, describeEachEngine } from '../../support/engines.
 import type { SharedTestDatabase } from '../../support/engines.ts';
 import { NO_DEVICE_LISTENERS, NO_METRICS, TEST_EVENT_CHANNEL, TEST_INTERNAL_TOKEN, startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
+import { Client } from '../devices/helpers.ts';
+import { RecordingPushSender, WebhookReceiver } from '../notifications/helpers.ts';
 import { assertError, signIn } from '../../support/api.ts';
 import { createUser, login, PASSWORD, postJson, storedUser, totpAt } from './support/auth.ts';
 import type { SignedInWithPassword } from '../../support/api.ts';
@@ -207,7 +209,7 @@ describeEachEngine('ADMIN_EMAIL naming an account someone else registered', (eng
   });
 
   /** A server on the shared database and data folder (hence the same signing key), as after a restart. */
-  async function restart(env: Record<string, string> = {}): Promise<Server> {
+  async function restart(env: Record<string, string> = {}, options: ServerOptions = {}): Promise<Server> {
     await running?.close();
     running = await createServer(
       loadConfig({
@@ -221,13 +223,14 @@ describeEachEngine('ADMIN_EMAIL naming an account someone else registered', (eng
         ...NO_METRICS,
         ...env,
       }),
+      options,
     );
     return running;
   }
   const inject = (server: Server, url: string, options: { method?: 'POST' | 'GET'; headers?: Record<string, string>; payload?: object } = {}) =>
     server.app.inject({ url, ...options });
 
-  it('start-up gives it ADMIN_PASSWORD and ends every credential the squatter had before promoting it', async () => {
+  it('start-up deletes the account, ending every credential the squatter had, and a new administrator takes the address', async () => {
     const before = await restart();
     const user = await before.auth!.api.accounts.create({ email: TAKEN, password: SQUATTER_PASSWORD, emailVerified: true });
     const squatter = (await login(before, TAKEN, SQUATTER_PASSWORD)).json();
@@ -251,12 +254,67 @@ describeEachEngine('ADMIN_EMAIL naming an account someone else registered', (eng
 
     const operator = await login(after, TAKEN, ADMIN_PASSWORD);
     assert.equal(operator.statusCode, 200, `ADMIN_PASSWORD signs in with one step: 2FA is gone (${operator.body})`);
-    assert.equal(operator.json().user.id, user.id);
+    assert.notEqual(operator.json().user.id, user.id, 'a new account, not the squatter\'s');
     assert.equal(operator.json().user.administrator, true);
     assert.equal(operator.json().user.attributes.twoFactorEnabled, false);
     const db = after.database!.db;
+    assert.equal(await db.selectFrom('users').select('id').where('id', '=', user.id).executeTakeFirst(), undefined, 'the squatter\'s account is gone');
     for (const table of ['two_factor', 'backup_codes', 'openid_identities'] as const) {
       assert.deepEqual(await db.selectFrom(table).select('user_id').where('user_id', '=', user.id).execute(), [], `${table} emptied`);
+    }
+  });
+
+  it('removes every device, share, notification rule, push target and saved command the squatter made; the administrator\'s alarms reach none of them', async () => {
+    const email = 'ops-later@example.com';
+    const receiver = await WebhookReceiver.start();
+    const push = new RecordingPushSender();
+    const pushSenders = new Map([['fcm', push]]) as ServerOptions['pushSenders'];
+    const env = { NOTIFY_ALLOW_PRIVATE_URLS: 'true' };
+    try {
+      const before = await restart(env, { pushSenders });
+      await before.auth!.api.accounts.create({ email, password: SQUATTER_PASSWORD, emailVerified: true });
+      const squatter = new Client(before, await signIn(before, email, { password: SQUATTER_PASSWORD }));
+      const friend = await signIn(before, 'squatters-friend@example.com');
+      const device = await squatter.post('/api/devices/', { name: 'Squatter van', uniqueId: 'squatter-van' });
+      assert.equal(device.status, 201, JSON.stringify(device.body));
+      const share = await squatter.post(`/api/devices/${device.body.id}/shares`, { email: friend.email, permissions: { position: true, events: true } });
+      assert.equal(share.status, 201, JSON.stringify(share.body));
+      const webhookRule = await squatter.post('/api/notifications', { type: 'alarm', always: true, channels: ['webhook'], attributes: { webhookUrl: receiver.url } });
+      assert.equal(webhookRule.status, 201, JSON.stringify(webhookRule.body));
+      receiver.secret = webhookRule.body.webhookSecret;
+      const pushRule = await squatter.post('/api/notifications', { type: 'alarm', always: true, channels: ['fcm'] });
+      assert.equal(pushRule.status, 201, JSON.stringify(pushRule.body));
+      assert.equal((await squatter.post('/api/notifications/targets', { kind: 'fcm', token: 'squatter-phone' })).status, 201);
+      const saved = await squatter.post('/api/commands', { description: 'Stop it', type: 'engineStop' });
+      assert.equal(saved.status, 201, JSON.stringify(saved.body));
+      const squatterId = squatter.userId;
+
+      const after = await restart({ ...env, ADMIN_EMAIL: email, ADMIN_PASSWORD }, { pushSenders });
+      await after.outbox!.drainNow();
+      const admin = new Client(after, await signIn(after, email, { password: ADMIN_PASSWORD }));
+      assert.notEqual(admin.userId, squatterId);
+      const db = after.database!.db;
+      assert.deepEqual(await db.selectFrom('devices').select('id').where('owner_id', '=', squatterId).execute(), [], 'devices');
+      assert.deepEqual(await db.selectFrom('device_shares').select('user_id').where('device_id', '=', device.body.id).execute(), [], 'shares');
+      assert.deepEqual(await db.selectFrom('notification_rules').select('id').where('user_id', '=', squatterId).execute(), [], 'rules');
+      assert.deepEqual(await db.selectFrom('notification_targets').select('id').where('user_id', '=', squatterId).execute(), [], 'push targets');
+      assert.deepEqual(await db.selectFrom('saved_commands').select('id').where('user_id', '=', squatterId).execute(), [], 'saved commands');
+      // As the administrator and the friend see it: administrators list every saved command, so none is left at all.
+      assert.equal((await admin.get(`/api/devices/${device.body.id}`)).status, 404);
+      assert.deepEqual((await admin.get('/api/notifications')).body, []);
+      assert.deepEqual((await admin.get('/api/notifications/targets')).body, []);
+      assert.deepEqual((await admin.get('/api/commands')).body, []);
+      assert.deepEqual((await new Client(after, friend).get('/api/devices/')).body, []);
+
+      const own = await admin.post('/api/devices/', { name: 'Operator car', uniqueId: 'operator-car' });
+      assert.equal(own.status, 201, JSON.stringify(own.body));
+      await after.tracking!.api.storeEvents([{ type: 'alarm', eventTime: Date.now(), deviceId: own.body.id, attributes: { alarm: 'sos' } }]);
+      await after.outbox!.drainNow();
+      await after.notifications!.worker.drainNow();
+      assert.deepEqual(receiver.received, [], 'no squatter webhook heard of the alarm');
+      assert.deepEqual(push.sent, [], 'no squatter phone heard of it');
+    } finally {
+      await receiver.close();
     }
   });
 

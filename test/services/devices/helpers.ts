@@ -9,11 +9,11 @@ export interface Reply {
 
 /** HTTP through the gateway, as one signed-in user (or anonymously). */
 export class Client {
-  private readonly server: TestServer;
-  private readonly login: TestLogin | undefined;
+  private readonly server: Pick<TestServer, 'app'>;
+  private readonly login: Pick<TestLogin, 'userId' | 'authorization'> | undefined;
   private readonly remoteAddress: string | undefined;
 
-  constructor(server: TestServer, login?: TestLogin, remoteAddress?: string) {
+  constructor(server: Pick<TestServer, 'app'>, login?: Pick<TestLogin, 'userId' | 'authorization'>, remoteAddress?: string) {
     this.server = server;
     this.login = login;
     this.remoteAddress = remoteAddress;

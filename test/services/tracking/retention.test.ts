@@ -183,13 +183,37 @@ describeEachEngine('history retention', (engine) => {
     await new TrackingStore(db).transaction((repositories) => repositories.events.insertMany([1002, 1003, 1006].map((deviceId) => event(deviceId, NOW - 100 * DAY))));
     const repository = new RetentionRepository(db);
     // Both lists full at two: the walk goes no further than 1003, where both are complete.
-    assert.deepEqual(await repository.nextDevices(1000, 2), [1001, 1002, 1003]);
-    assert.deepEqual(await repository.nextDevices(1003, 2), [1005, 1006]);
-    assert.deepEqual(await repository.nextDevices(1006, 2), []);
+    assert.deepEqual(await repository.nextDevices(1000, 2, ['positions', 'events']), [1001, 1002, 1003]);
+    assert.deepEqual(await repository.nextDevices(1003, 2, ['positions', 'events']), [1005, 1006]);
+    assert.deepEqual(await repository.nextDevices(1006, 2, ['positions', 'events']), []);
 
     const run = await job({ policy: policyOf({ 10020: 10, 10060: 10 }) }).run();
     assert.equal(run?.eventsDeleted, 2);
     assert.deepEqual([await timesOf('events', 1002), await timesOf('events', 1006), await timesOf('events', 1003)], [[], [], [NOW - 100 * DAY]]);
+  });
+
+  it('prunes commands past COMMAND_HISTORY_DAYS, or sooner past their owner’s cutoff, never a queued one', async () => {
+    // Devices with commands only (3001: a 10-day plan; 3002: unlimited) and one with positions too (3003: unlimited).
+    const ages = [5, 20, 40, 100];
+    const rows = [3001, 3002, 3003].flatMap((deviceId) => [
+      ...ages.map((age) => ({ device_id: deviceId, user_id: 1, type: 'custom', attributes: '{"data":"x"}', status: 'delivered', created_at: NOW - age * DAY, sent_at: NOW - age * DAY })),
+      { device_id: deviceId, user_id: 1, type: 'custom', attributes: '{"data":"x"}', status: 'queued', created_at: NOW - 100 * DAY, sent_at: null },
+    ]);
+    await db.insertInto('commands').values(rows).execute();
+    await store(db, [position(3003, NOW - DAY)]);
+    const commandAges = async (deviceId: number) =>
+      (await db.selectFrom('commands').select(['created_at', 'status']).where('device_id', '=', deviceId).orderBy('created_at').orderBy('id').execute()).map(
+        (row) => `${(NOW - Number(row.created_at)) / DAY} ${row.status}`,
+      );
+
+    const unpruned = await job({ policy: policyOf({ 30010: 10 }) }).run();
+    assert.equal(unpruned?.commandsDeleted, 3, 'without COMMAND_HISTORY_DAYS, only the owner’s cutoff');
+    const run = await job({ policy: policyOf({ 30010: 10 }), commandHistoryMs: 30 * DAY }).run();
+    assert.equal(run?.commandsDeleted, 4);
+    assert.deepEqual(await commandAges(3001), ['100 queued', '5 delivered']);
+    assert.deepEqual(await commandAges(3002), ['100 queued', '20 delivered', '5 delivered']);
+    assert.deepEqual(await commandAges(3003), ['100 queued', '20 delivered', '5 delivered']);
+    assert.deepEqual(await timesOf('positions', 3003), [NOW - DAY]);
   });
 
   it('runs once at a time in a process: a run asked for meanwhile does nothing', async () => {

@@ -1,6 +1,6 @@
 import type { FactRecorder } from '../../../platform/outbox/outbox.ts';
 import { sql } from 'kysely';
-import type { Insertable, Selectable, Updateable } from 'kysely';
+import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
 import { TableAccess } from '../../../platform/db/table-access.ts';
 import type { AuthTables, UsersTable } from '../tables.ts';
 
@@ -62,39 +62,41 @@ export class UserRepository extends TableAccess<AuthTables> {
   }
 
   /**
-   * Sets the password and, in the same transaction, removes every other way into the account: 2FA
-   * and backup codes, refresh tokens, social identities, and pending links, codes and 2FA sign-ins.
-   * Sessions are the caller's to revoke (their revocation is announced to every process).
+   * Removes the account and its credentials and records the fact for the modules that hold the user's data, in one
+   * transaction. Password-reset tokens stay until they expire, so a reset link of a deleted account answers "user not
+   * found" rather than "invalid".
    */
-  async replaceCredentials(id: number, passwordHash: string, now: number): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
-      await trx.updateTable('users').set({ password_hash: passwordHash, updated_at: now }).where('id', '=', id).execute();
-      await trx.deleteFrom('backup_codes').where('user_id', '=', id).execute();
-      await trx.deleteFrom('two_factor').where('user_id', '=', id).execute();
-      await trx.deleteFrom('refresh_tokens').where('user_id', '=', id).execute();
-      await trx.deleteFrom('openid_identities').where('user_id', '=', id).execute();
-      await trx.updateTable('one_time_tokens').set({ consumed_at: now }).where('user_id', '=', id).where('consumed_at', 'is', null).execute();
-    });
+  async deleteWithCredentials(id: number, facts: FactRecorder): Promise<boolean> {
+    return this.db.transaction().execute((trx) => deleteAccount(trx, id, facts));
   }
 
   /**
-   * Removes the account and its credentials in one transaction. Password-reset tokens stay until
-   * they expire, so a reset link of a deleted account answers "user not found" rather than "invalid".
+   * Deletes the account as deleteWithCredentials does and inserts `replacement` (its address, typically) in the same
+   * transaction, so the address is never free in between. Undefined when the account was gone already (another
+   * instance replaced it first): nothing changed.
    */
-  /** Removes the account and records the fact for the modules that hold the user's data, in one transaction. */
-  async deleteWithCredentials(id: number, facts: FactRecorder): Promise<boolean> {
+  async replace(id: number, replacement: Insertable<UsersTable>, facts: FactRecorder): Promise<UserRow | undefined> {
     return this.db.transaction().execute(async (trx) => {
-      await trx.deleteFrom('backup_codes').where('user_id', '=', id).execute();
-      await trx.deleteFrom('two_factor').where('user_id', '=', id).execute();
-      await trx.deleteFrom('refresh_tokens').where('user_id', '=', id).execute();
-      await trx.deleteFrom('openid_identities').where('user_id', '=', id).execute();
-      await trx.deleteFrom('one_time_tokens').where('user_id', '=', id).where('purpose', '!=', 'password_reset').execute();
-      const result = await trx.deleteFrom('users').where('id', '=', id).executeTakeFirst();
-      if (result.numDeletedRows === 0n) return false;
-      await facts.record(trx, 'auth.user.deleted', { userId: id });
-      return true;
+      if (!(await deleteAccount(trx, id, facts))) return undefined;
+      return trx
+        .insertInto('users')
+        .values({ ...replacement, email: replacement.email.toLowerCase() })
+        .returningAll()
+        .executeTakeFirstOrThrow();
     });
   }
+}
+
+async function deleteAccount(trx: Kysely<AuthTables>, id: number, facts: FactRecorder): Promise<boolean> {
+  await trx.deleteFrom('backup_codes').where('user_id', '=', id).execute();
+  await trx.deleteFrom('two_factor').where('user_id', '=', id).execute();
+  await trx.deleteFrom('refresh_tokens').where('user_id', '=', id).execute();
+  await trx.deleteFrom('openid_identities').where('user_id', '=', id).execute();
+  await trx.deleteFrom('one_time_tokens').where('user_id', '=', id).where('purpose', '!=', 'password_reset').execute();
+  const result = await trx.deleteFrom('users').where('id', '=', id).executeTakeFirst();
+  if (result.numDeletedRows === 0n) return false;
+  await facts.record(trx, 'auth.user.deleted', { userId: id });
+  return true;
 }
 
 /** True for the unique-constraint violation of either engine (a concurrent insert won the race). */

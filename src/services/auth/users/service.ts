@@ -1,6 +1,8 @@
+import type { Insertable } from 'kysely';
 import type { EventBus } from '../../../platform/bus.ts';
 import type { FactRecorder } from '../../../platform/outbox/outbox.ts';
 import type { SessionService } from '../sessions/service.ts';
+import type { UsersTable } from '../tables.ts';
 import { hashPassword } from './passwords.ts';
 import { isUniqueViolation } from './repository.ts';
 import type { UserRepository, UserRow } from './repository.ts';
@@ -17,8 +19,10 @@ export interface NewAccount {
 
 export interface AdministratorStart {
   user: UserRow;
-  /** restored: an administrator re-enabled; taken-over: a non-administrator given ADMIN_PASSWORD, its other credentials removed. */
-  outcome: 'created' | 'unchanged' | 'restored' | 'taken-over';
+  /** restored: an administrator re-enabled; replaced: a non-administrator's account deleted and a new administrator created. */
+  outcome: 'created' | 'unchanged' | 'restored' | 'replaced';
+  /** The deleted account, when replaced. */
+  replacedUserId?: number;
 }
 
 /** Account lifecycle: creation and deletion, with the domain events other modules follow. */
@@ -36,30 +40,15 @@ export class AccountService {
   }
 
   async create(account: NewAccount): Promise<UserRow> {
-    const now = Date.now();
-    return this.users.insert({
-      email: account.email,
-      password_hash: account.password ? await hashPassword(account.password) : null,
-      name: account.name ?? null,
-      phone: null,
-      administrator: account.administrator ? 1 : 0,
-      disabled: 0,
-      readonly: 0,
-      device_readonly: 0,
-      limit_commands: 0,
-      expiration_time: null,
-      attributes: JSON.stringify(account.attributes ?? {}),
-      email_verified_at: account.emailVerified ? now : null,
-      created_at: now,
-      updated_at: now,
-    });
+    return this.users.insert(await newUserRow(account));
   }
 
   /**
-   * ADMIN_EMAIL/ADMIN_PASSWORD at start. Absent: created, verified. An administrator already: made
-   * enabled, verified and non-expiring, credentials untouched (an administrator chose them). Any other
-   * account was registered by someone the operator never vouched for, so it is taken over: its
-   * password becomes ADMIN_PASSWORD and every credential it had ends before it is promoted.
+   * ADMIN_EMAIL/ADMIN_PASSWORD at start. Absent: created, verified. An administrator already: made enabled, verified
+   * and non-expiring, credentials untouched (an administrator chose them). Any other account was registered by someone
+   * the operator never vouched for: it is deleted as its owner would delete it (sessions revoked, the user-deleted fact
+   * for every module to remove what it made) and a new administrator with a new id takes the address, in one
+   * transaction.
    */
   async ensureAdministrator(email: string, password: string): Promise<AdministratorStart> {
     const existing = await this.users.findByEmail(email);
@@ -72,25 +61,27 @@ export class AccountService {
         return this.ensureAdministrator(email, password);
       }
     }
-    if (existing.administrator === 1 && existing.disabled === 0 && existing.email_verified_at !== null && existing.expiration_time === null) {
-      return { user: existing, outcome: 'unchanged' };
-    }
-    const takeOver = existing.administrator === 0;
-    if (takeOver) {
-      // Password first, then the sessions: a sign-in racing with this can only succeed with ADMIN_PASSWORD.
-      await this.users.replaceCredentials(existing.id, await hashPassword(password), Date.now());
+    if (existing.administrator === 0) {
+      const replacement = await newUserRow({ email, password, administrator: true, emailVerified: true });
       await this.sessions.revokeAllOfUser(existing.id);
+      const user = await this.users.replace(existing.id, replacement, this.facts);
+      // Gone already: another instance starting beside this one replaced it first.
+      if (!user) return this.ensureAdministrator(email, password);
+      await this.bus.publish('auth.user.deleted', { userId: existing.id });
+      return { user, outcome: 'replaced', replacedUserId: existing.id };
+    }
+    if (existing.disabled === 0 && existing.email_verified_at !== null && existing.expiration_time === null) {
+      return { user: existing, outcome: 'unchanged' };
     }
     const now = Date.now();
     const updated = await this.users.update(existing.id, {
-      administrator: 1,
       disabled: 0,
       expiration_time: null,
       email_verified_at: existing.email_verified_at ?? now,
       updated_at: now,
     });
     await this.bus.publish('auth.user.changed', { userId: existing.id });
-    return { user: updated ?? existing, outcome: takeOver ? 'taken-over' : 'restored' };
+    return { user: updated ?? existing, outcome: 'restored' };
   }
 
   /**
@@ -101,4 +92,24 @@ export class AccountService {
     await this.sessions.revokeAllOfUser(userId);
     if (await this.users.deleteWithCredentials(userId, this.facts)) await this.bus.publish('auth.user.deleted', { userId });
   }
+}
+
+async function newUserRow(account: NewAccount): Promise<Insertable<UsersTable>> {
+  const now = Date.now();
+  return {
+    email: account.email,
+    password_hash: account.password ? await hashPassword(account.password) : null,
+    name: account.name ?? null,
+    phone: null,
+    administrator: account.administrator ? 1 : 0,
+    disabled: 0,
+    readonly: 0,
+    device_readonly: 0,
+    limit_commands: 0,
+    expiration_time: null,
+    attributes: JSON.stringify(account.attributes ?? {}),
+    email_verified_at: account.emailVerified ? now : null,
+    created_at: now,
+    updated_at: now,
+  };
 }

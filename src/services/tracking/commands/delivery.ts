@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import type { EventBus } from '../../../platform/bus.ts';
 import type { CommandType } from '../protocols/command-types.ts';
 import type { TcpProtocol } from '../protocols/types.ts';
-import type { CommandRepository, CommandRow, NewCommand } from './repository.ts';
+import type { CommandRepository, CommandRow, NewCommand, QueueCap } from './repository.ts';
 import { commandJson, commandView } from './views.ts';
 
 /** A device's live TCP connection on this instance, as the listener hands it over. */
@@ -33,6 +33,8 @@ export interface CommandDeliveryOptions {
   keyPrefix: string;
   /** COMMAND_TTL in milliseconds. */
   ttlMs: number;
+  /** MAX_QUEUED_COMMANDS_PER_DEVICE. */
+  maxQueuedPerDevice: number;
   log: FastifyBaseLogger;
   now?: () => number;
 }
@@ -43,6 +45,8 @@ const REGISTRY_RENEW_MS = 30_000;
 /** How long a send waits for the instance holding the connection before it answers 202 queued. */
 const ROUTE_TIMEOUT_MS = 2_000;
 const EXPIRY_SWEEP_MS = 60_000;
+/** What a send on this instance's connection answers when the device's queue is full. */
+const QUEUE_FULL = Symbol('queue full');
 /** Deletes the registry entry only while it still names this instance (a newer connection elsewhere keeps its own). */
 const RELEASE_SCRIPT = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end";
 
@@ -105,26 +109,38 @@ export class CommandDelivery implements CommandChannel {
 
   /**
    * Stores an accepted send and tries to get it out: on this instance's connection, else through the instance the
-   * registry names. Answers the command as it is then: sent when written, still queued when nobody holds the device.
+   * registry names. Answers the command as it is then: sent when written, still queued when nobody holds the device;
+   * undefined, storing nothing, when MAX_QUEUED_COMMANDS_PER_DEVICE commands wait for the device already.
    */
-  async deliver(command: NewCommand): Promise<CommandRow> {
-    const outcome = (this.#links.has(command.deviceId) ? await this.#sendHere(command) : undefined) ?? (await this.#route(await this.#options.repository.insert(command)));
+  async deliver(command: NewCommand): Promise<CommandRow | undefined> {
+    let outcome = this.#links.has(command.deviceId) ? await this.#sendHere(command) : undefined;
+    if (outcome === undefined) {
+      const queued = await this.#options.repository.insert(command, this.#queueCap());
+      if (!queued) return undefined;
+      outcome = await this.#route(queued);
+    }
+    if (outcome === QUEUE_FULL) return undefined;
     // Still waiting for its device: users who see the device learn of it now, the rest of its life as it happens.
     if (outcome.status === 'queued') await this.#announce([outcome]);
     return outcome;
   }
 
+  #queueCap(): QueueCap {
+    return { since: this.#now() - this.#options.ttlMs, max: this.#options.maxQueuedPerDevice };
+  }
+
   /**
    * The send of a device connected here, in the device's send order: stored already claimed and written at once when
    * nothing is queued ahead of it (one statement before the frame), else queued and flushed behind the older ones.
-   * Undefined when the connection closed before it was stored.
+   * Undefined when the connection closed before it was stored; QUEUE_FULL when it would wait behind a full queue.
    */
-  #sendHere(command: NewCommand): Promise<CommandRow | undefined> {
-    const { repository, ttlMs } = this.#options;
+  #sendHere(command: NewCommand): Promise<CommandRow | typeof QUEUE_FULL | undefined> {
+    const { repository } = this.#options;
     return this.#inSendOrder(command.deviceId, async () => {
       const link = this.#links.get(command.deviceId);
       if (!link) return undefined;
-      const stored = await repository.insertClaimed(command, this.#now() - ttlMs, this.#now());
+      const stored = await repository.insertClaimed(command, this.#queueCap(), this.#now());
+      if (!stored) return QUEUE_FULL;
       const moved = new Map<number, CommandRow>();
       if (stored.status === 'sent') await this.#write(stored, link, moved);
       else for (const [id, row] of await this.#flushNow(command.deviceId, false, stored.id)) moved.set(id, row);

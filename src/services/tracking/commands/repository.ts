@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Selectable } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import { lockKey } from '../../../platform/db/locks.ts';
 import { TableAccess } from '../../../platform/db/table-access.ts';
 import type { CommandsTable, SavedCommandsTable, TrackingTables } from '../tables.ts';
@@ -16,6 +16,12 @@ export interface NewCommand {
   createdAt: number;
 }
 
+/** At most `max` commands queued for one device, counting those created at or after `since` (older ones are expiring). */
+export interface QueueCap {
+  since: number;
+  max: number;
+}
+
 /** A new command's columns, whatever its first status. */
 function storedFields(command: NewCommand) {
   return {
@@ -29,34 +35,58 @@ function storedFields(command: NewCommand) {
 
 /** Every query of the commands, the saved commands and the devices' protocols. */
 export class CommandRepository extends TableAccess<TrackingTables> {
-  async insert(command: NewCommand): Promise<CommandRow> {
-    return this.db
-      .insertInto('commands')
-      .values({ ...storedFields(command), status: 'queued' })
-      .returningAll()
-      .executeTakeFirstOrThrow();
+  /** Inserts a queued command; undefined, inserting nothing, when the device's queue is full. */
+  insert(command: NewCommand, cap: QueueCap): Promise<CommandRow | undefined> {
+    return this.#withinCap(command.deviceId, cap, (trx) =>
+      trx
+        .insertInto('commands')
+        .values({ ...storedFields(command), status: 'queued' })
+        .returningAll()
+        .executeTakeFirstOrThrow(),
+    );
   }
 
   /**
    * Inserts a command for a device whose connection this instance holds, in one statement: already claimed (sent at
-   * `at`) when none of the device's queued commands created at or after `since` is ahead of it, else queued behind them.
+   * `at`) when none of the device's queued commands created at or after `cap.since` is ahead of it, else queued behind
+   * them. Undefined, inserting nothing, when the device's queue is full (the command would have to wait behind it).
    */
-  insertClaimed(command: NewCommand, since: number, at: number): Promise<CommandRow> {
-    const ahead = this.db
-      .selectFrom('commands')
-      .select('id')
-      .where('device_id', '=', command.deviceId)
-      .where('status', '=', 'queued')
-      .where('created_at', '>=', since);
-    return this.db
-      .insertInto('commands')
-      .values({
-        ...storedFields(command),
-        status: sql<string>`CASE WHEN EXISTS ${ahead} THEN 'queued' ELSE 'sent' END`,
-        sent_at: sql<number | null>`CASE WHEN EXISTS ${ahead} THEN NULL ELSE CAST(${at} AS BIGINT) END`,
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
+  insertClaimed(command: NewCommand, cap: QueueCap, at: number): Promise<CommandRow | undefined> {
+    return this.#withinCap(command.deviceId, cap, (trx) => {
+      const ahead = trx
+        .selectFrom('commands')
+        .select('id')
+        .where('device_id', '=', command.deviceId)
+        .where('status', '=', 'queued')
+        .where('created_at', '>=', cap.since);
+      return trx
+        .insertInto('commands')
+        .values({
+          ...storedFields(command),
+          status: sql<string>`CASE WHEN EXISTS ${ahead} THEN 'queued' ELSE 'sent' END`,
+          sent_at: sql<number | null>`CASE WHEN EXISTS ${ahead} THEN NULL ELSE CAST(${at} AS BIGINT) END`,
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+    });
+  }
+
+  /**
+   * Runs `insert` unless the device already has `cap.max` queued commands, counted and inserted in one transaction
+   * under the device's queue lock (locks.ts), so two sends cannot both take the last place.
+   */
+  #withinCap(deviceId: number, cap: QueueCap, insert: (trx: Kysely<TrackingTables>) => Promise<CommandRow>): Promise<CommandRow | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      await lockKey(trx, 'tracking.commands.queued', deviceId);
+      const { queued } = await trx
+        .selectFrom('commands')
+        .select((eb) => eb.fn.countAll<number>().as('queued'))
+        .where('device_id', '=', deviceId)
+        .where('status', '=', 'queued')
+        .where('created_at', '>=', cap.since)
+        .executeTakeFirstOrThrow();
+      return Number(queued) >= cap.max ? undefined : insert(trx);
+    });
   }
 
   findById(id: number): Promise<CommandRow | undefined> {
@@ -178,7 +208,7 @@ export class CommandRepository extends TableAccess<TrackingTables> {
       .then((row) => Number(row.count));
   }
 
-  updateSaved(id: number, changes: Pick<SavedCommandRow, 'description' | 'type' | 'attributes'>): Promise<SavedCommandRow | undefined> {
+  updateSaved(id: number, changes: Pick<SavedCommandRow, 'description' | 'type' | 'attributes' | 'by_administrator'>): Promise<SavedCommandRow | undefined> {
     return this.db.updateTable('saved_commands').set(changes).where('id', '=', id).returningAll().executeTakeFirst();
   }
 

@@ -1,3 +1,5 @@
+import { enforceRateLimit } from '../../../platform/rate-limit.ts';
+import type { RateLimiter } from '../../../platform/rate-limit.ts';
 import type { UserAccess, UserDirectory } from '../../auth/users/directory.ts';
 import type { DeviceAccessApi } from '../../devices/access.ts';
 import { AppError } from '../errors.ts';
@@ -39,6 +41,10 @@ export interface CommandFeatureCheck {
 
 export interface CommandServiceDeps {
   repository: CommandRepository;
+  /** COMMAND_SEND_RATE: the sends one user may try per minute. */
+  sendRate: { limiter: RateLimiter; sendsPerMinute: number };
+  /** MAX_QUEUED_COMMANDS_PER_DEVICE, for the refusal's message. */
+  maxQueuedPerDevice: number;
   protocols: ProtocolMemory;
   delivery: CommandDelivery;
   devices: DeviceAccessApi;
@@ -83,8 +89,10 @@ export class CommandService {
   }
 
   async send(userId: number, scope: object, request: SendRequest): Promise<CommandView> {
-    const { delivery } = this.#deps;
+    const { delivery, sendRate } = this.#deps;
     const user = await this.#user(userId);
+    // Every try counts, refused ones too: a script looping on a refusal is slowed as much as one that queues.
+    await enforceRateLimit(sendRate.limiter, { name: 'command-send', limit: sendRate.sendsPerMinute, windowSeconds: 60 }, String(userId));
     if (request.commandId !== undefined && (request.type !== undefined || request.attributes !== undefined)) {
       throw new AppError('VALIDATION_FAILED', 'Send either commandId or type and attributes, not both');
     }
@@ -113,7 +121,14 @@ export class CommandService {
       if (error instanceof ProtocolError) throw new AppError('INVALID_COMMAND_ATTRIBUTES', error.message);
       throw error;
     }
-    return commandView(await delivery.deliver({ deviceId: request.deviceId, userId, ...command, createdAt: this.#now() }));
+    const stored = await delivery.deliver({ deviceId: request.deviceId, userId, ...command, createdAt: this.#now() });
+    if (!stored) {
+      const max = this.#deps.maxQueuedPerDevice;
+      throw new AppError('COMMAND_QUEUE_FULL', `${max} commands wait for this device already (MAX_QUEUED_COMMANDS_PER_DEVICE): wait until it connects, or until they expire`, {
+        details: [{ path: '/body/deviceId', message: 'the queue of this device is full', limit: 'queuedCommandsPerDevice', max, usage: max }],
+      });
+    }
+    return commandView(stored);
   }
 
   async history(userId: number, scope: object, query: { deviceId: number; from?: string; to?: string }): Promise<CommandView[]> {
@@ -153,11 +168,21 @@ export class CommandService {
     return savedCommandView(row);
   }
 
+  /**
+   * `byAdministrator` vouches for the command's content (limitCommands users may send it), so it survives only an edit
+   * by someone who is an administrator now: a demoted creator's edit clears it, an administrator's edit of another
+   * user's command never sets it.
+   */
   async updateSaved(userId: number, id: number, input: SavedCommandInput): Promise<SavedCommandView> {
     const user = await this.#savedCommandWriter(userId);
-    await this.#ownSaved(user, id);
+    const current = await this.#ownSaved(user, id);
     const command = validateCommand(input.type, input.attributes ?? {});
-    const row = await this.#deps.repository.updateSaved(id, { description: input.description, type: command.type, attributes: JSON.stringify(command.attributes) });
+    const row = await this.#deps.repository.updateSaved(id, {
+      description: input.description,
+      type: command.type,
+      attributes: JSON.stringify(command.attributes),
+      by_administrator: current.by_administrator === 1 && user.administrator ? 1 : 0,
+    });
     if (!row) throw new AppError('NOT_FOUND', 'No such saved command');
     return savedCommandView(row);
   }

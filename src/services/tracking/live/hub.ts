@@ -86,7 +86,7 @@ export class LiveHub {
   private readonly clock: Clock;
   private readonly subscribers = new Map<number, Subscriber>();
   private readonly sessions = new Map<string, Set<LiveConnection>>();
-  private readonly watchers: Record<Channel, Watchers> = { devices: new Watchers(), positions: new Watchers(), events: new Watchers() };
+  private readonly watchers: Record<Channel, Watchers> = { devices: new Watchers(), positions: new Watchers(), events: new Watchers(), commands: new Watchers() };
   private keepaliveTimer: NodeJS.Timeout | undefined;
   /** Sockets open on this instance: the keepalive timer runs while there are any. */
   private connectionCount = 0;
@@ -102,8 +102,8 @@ export class LiveHub {
 
     this.bus.on('tracking.positions.stored', ({ positions }) => this.fanOut('positions', positions));
     this.bus.on('tracking.events.created', ({ events }) => this.fanOut('events', events));
-    // Command status changes reach every user who sees the device.
-    this.bus.on('tracking.commands.changed', ({ commands }) => this.fanOut('devices', commands, 'commands'));
+    // Command status changes (a custom command's text included) reach those who may read the device's command history.
+    this.bus.on('tracking.commands.changed', ({ commands }) => this.fanOut('commands', commands));
     this.bus.on('devices.device.updated', ({ deviceIds }) => this.devicesChanged(deviceIds));
     this.bus.on('devices.access.changed', ({ userIds, deviceIds }) => this.accessChanged(userIds, deviceIds));
     this.bus.on('devices.device.deleted', ({ deviceId }) => this.forgetDevice(deviceId));
@@ -235,6 +235,7 @@ export class LiveHub {
       devices: new Set(access.grants.map((grant) => grant.deviceId)),
       positions: new Set(access.deviceIdsWith('position')),
       events: new Set(access.deviceIdsWith('events')),
+      commands: new Set(access.deviceIdsWith('commands')),
     };
     const added: number[] = [];
     for (const deviceId of next.devices) if (!subscriber.devices.devices.has(deviceId)) added.push(deviceId);
@@ -258,7 +259,7 @@ export class LiveHub {
   }
 
   /** One message per user and bus event, holding that user's share of the items. */
-  private fanOut(channel: Channel, items: readonly (LivePosition | LiveEvent | LiveCommand)[], key: 'positions' | 'events' | 'commands' = channel as 'positions' | 'events'): void {
+  private fanOut(channel: Exclude<Channel, 'devices'>, items: readonly (LivePosition | LiveEvent | LiveCommand)[]): void {
     if (this.subscribers.size === 0) return;
     try {
       const batches = new Map<Subscriber, string[]>();
@@ -271,7 +272,7 @@ export class LiveHub {
           else batches.set(subscriber, [item.json]);
         }
       }
-      for (const [subscriber, batch] of batches) subscriber.send(arrayMessage(key, batch));
+      for (const [subscriber, batch] of batches) subscriber.send(arrayMessage(channel, batch));
     } catch (error) {
       this.log.error({ err: error, channel }, 'live: fan-out failed');
     }

@@ -4,9 +4,9 @@ import { ThrottledWriter } from '../throttled-writer.ts';
 import type { Clock } from '../throttled-writer.ts';
 import type { LiveConnection } from './connection.ts';
 
-export type Channel = 'devices' | 'positions' | 'events';
+export type Channel = 'devices' | 'positions' | 'events' | 'commands';
 
-export const CHANNELS: readonly Channel[] = ['devices', 'positions', 'events'];
+export const CHANNELS: readonly Channel[] = ['devices', 'positions', 'events', 'commands'];
 
 export interface SubscriberDeps {
   devices: Pick<DeviceAccessApi, 'accessFor' | 'viewsFor'>;
@@ -28,8 +28,8 @@ export interface SubscriberDeps {
 export class Subscriber {
   readonly userId: number;
   readonly connections = new Set<LiveConnection>();
-  /** Device ids per channel: every granted device, those with `position`, those with `events`. */
-  readonly devices: Record<Channel, Set<number>> = { devices: new Set(), positions: new Set(), events: new Set() };
+  /** Device ids per channel: every granted device, those with `position`, those with `events`, those with `commands`. */
+  readonly devices: Record<Channel, Set<number>> = { devices: new Set(), positions: new Set(), events: new Set(), commands: new Set() };
   /** The user's device access, once read. */
   access: DeviceAccess | undefined;
   /** Set when the user's last socket went: nothing more is read or sent. */

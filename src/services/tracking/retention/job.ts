@@ -20,6 +20,8 @@ export interface RetentionJobOptions {
   ownersOf(deviceIds: readonly number[]): Promise<Map<number, number>>;
   /** Ids one delete statement covers, so the rows it removes at most (RETENTION_CHUNK). */
   chunkSize: number;
+  /** How long sent commands stay whatever their owner's plan (COMMAND_HISTORY_DAYS); undefined: as long as positions. */
+  commandHistoryMs?: number | undefined;
   clock: Clock;
   /** Waits between two chunks, given how long the last one took; by default four times as long, so the job takes at most a fifth of the database's time. */
   pause?: (chunkMs: number) => Promise<void>;
@@ -32,6 +34,7 @@ export interface RetentionRun {
   startedAt: number;
   positionsDeleted: number;
   eventsDeleted: number;
+  commandsDeleted: number;
   partitionsCreated: string[];
   partitionsDropped: string[];
   /** True when the job was stopped before it was through. */
@@ -48,7 +51,8 @@ const DEVICE_BATCH = 500;
 const FIRST_RUN_DELAY_MS = 60_000;
 
 /**
- * Deletes positions and events older than their owner's retention (DESIGN §5.8, §6): on
+ * Deletes positions, events and commands older than their owner's retention (DESIGN §5.8, §6), commands also past
+ * COMMAND_HISTORY_DAYS: on
  * PostgreSQL it first keeps month partitions created ahead and drops those past every owner's
  * cutoff, then, on both engines, deletes the rest in windows of `chunkSize` ids, oldest first,
  * pausing between windows. One instance runs it at a time: a PostgreSQL advisory lock across processes,
@@ -135,12 +139,13 @@ export class RetentionJob {
 
   async #runLocked(): Promise<RetentionRun> {
     const startedAt = this.#options.clock.now();
-    const run: RetentionRun = { startedAt, positionsDeleted: 0, eventsDeleted: 0, partitionsCreated: [], partitionsDropped: [], interrupted: false };
+    const run: RetentionRun = { startedAt, positionsDeleted: 0, eventsDeleted: 0, commandsDeleted: 0, partitionsCreated: [], partitionsDropped: [], interrupted: false };
     run.partitionsCreated = await this.preparePartitions();
     const cutoffs = await this.#cutoffsOfOwners(startedAt);
     const earliest = earliestCutoff(cutoffs);
     if (earliest !== null) run.partitionsDropped = await this.#dropPartitions(earliest);
-    if ([...cutoffs.values()].some((cutoff) => cutoff !== null)) run.interrupted = !(await this.#deleteInChunks(run, cutoffs));
+    // Always: owners of devices with commands only are first asked for their cutoff on the way.
+    run.interrupted = !(await this.#deleteInChunks(run, cutoffs));
     this.#metrics?.finished(run, (this.#options.clock.now() - startedAt) / 1000);
     return run;
   }
@@ -161,12 +166,12 @@ export class RetentionJob {
     return dropped;
   }
 
-  /** The cutoff of every owner of a device with data at `now` (devices whose owner is gone are left out). */
+  /** The cutoff of every owner of a device with positions or events at `now` (devices whose owner is gone are left out). */
   async #cutoffsOfOwners(now: number): Promise<Map<number, number | null>> {
     const cutoffs = new Map<number, number | null>();
     let after = 0;
     for (;;) {
-      const batch = await this.#repository.nextDevices(after, DEVICE_BATCH);
+      const batch = await this.#repository.nextDevices(after, DEVICE_BATCH, PARTITIONED);
       if (batch.length === 0) return cutoffs;
       after = batch.at(-1) as number;
       for (const ownerId of (await this.#options.ownersOf(batch)).values()) {
@@ -182,61 +187,76 @@ export class RetentionJob {
    * other groups, newer rows and latest positions in a window stay). False when stopped on the way.
    */
   async #deleteInChunks(run: RetentionRun, cutoffs: Map<number, number | null>): Promise<boolean> {
-    const groups = await this.#groupsPastCutoff(cutoffs);
-    for (const group of groups.values()) {
-      for (const table of RETENTION_TABLES) {
-        const span = group.spans[table];
-        if (!span) continue;
-        for (let from = span.low; from <= span.high; from += this.#options.chunkSize) {
-          if (this.#stopped) return false;
-          const started = performance.now();
-          const count = await this.#repository.deleteWindow(table, group.deviceIds, group.cutoff, from, from + this.#options.chunkSize);
-          if (table === 'positions') run.positionsDeleted += count;
-          else run.eventsDeleted += count;
-          this.#metrics?.deleted(table, count);
-          if (count > 0) await this.#pause(performance.now() - started);
-        }
+    const groups = await this.#groupsPastCutoff(cutoffs, run.startedAt);
+    for (const { table, cutoff, deviceIds, span } of groups.values()) {
+      for (let from = span.low; from <= span.high; from += this.#options.chunkSize) {
+        if (this.#stopped) return false;
+        const started = performance.now();
+        const count = await this.#repository.deleteWindow(table, deviceIds, cutoff, from, from + this.#options.chunkSize);
+        run[DELETED_COUNT[table]] += count;
+        this.#metrics?.deleted(table, count);
+        if (count > 0) await this.#pause(performance.now() - started);
       }
     }
     return true;
   }
 
-  /** The devices with data past their owner's cutoff, by cutoff, and the ids each table holds past it. */
-  async #groupsPastCutoff(cutoffs: Map<number, number | null>): Promise<Map<number, CutoffGroup>> {
-    const groups = new Map<number, CutoffGroup>();
+  /** What goes of `table` for an owner whose history goes before `ownerCutoff`: commands also past COMMAND_HISTORY_DAYS. */
+  #cutoffIn(table: RetentionTable, ownerCutoff: number | null, now: number): number | null {
+    const { commandHistoryMs } = this.#options;
+    if (table !== 'commands' || commandHistoryMs === undefined) return ownerCutoff;
+    return Math.max(ownerCutoff ?? Number.NEGATIVE_INFINITY, now - commandHistoryMs);
+  }
+
+  /**
+   * The devices with rows past their cutoff, grouped by table and cutoff, with the span of ids each group holds past it.
+   * An owner first seen here (a device that got its first positions since the first walk, or that has only commands) is
+   * asked for its cutoff now.
+   */
+  async #groupsPastCutoff(cutoffs: Map<number, number | null>, now: number): Promise<Map<string, CutoffGroup>> {
+    const groups = new Map<string, CutoffGroup>();
     let after = 0;
     for (;;) {
-      const batch = await this.#repository.nextDevices(after, DEVICE_BATCH);
+      const batch = await this.#repository.nextDevices(after, DEVICE_BATCH, RETENTION_TABLES);
       if (batch.length === 0) return groups;
       after = batch.at(-1) as number;
       const owners = await this.#options.ownersOf(batch);
       for (const deviceId of batch) {
         const ownerId = owners.get(deviceId);
         if (ownerId === undefined) continue;
-        // An owner first seen here (a device added since the first walk) is left for the next run.
-        const cutoff = cutoffs.get(ownerId);
-        if (cutoff === null || cutoff === undefined) continue;
-        const spans = await Promise.all(RETENTION_TABLES.map((table) => this.#repository.idSpan(table, deviceId, cutoff)));
-        if (spans.every((span) => span === undefined)) continue;
-        const group = groups.get(cutoff) ?? { cutoff, deviceIds: [], spans: {} };
-        groups.set(cutoff, group);
-        group.deviceIds.push(deviceId);
-        RETENTION_TABLES.forEach((table, index) => {
-          const [span, known] = [spans[index], group.spans[table]];
-          if (span) group.spans[table] = known ? { low: Math.min(known.low, span.low), high: Math.max(known.high, span.high) } : span;
-        });
+        if (!cutoffs.has(ownerId)) cutoffs.set(ownerId, await this.#options.policy.cutoffOf(ownerId, now));
+        const ownerCutoff = cutoffs.get(ownerId) ?? null;
+        for (const table of RETENTION_TABLES) {
+          const cutoff = this.#cutoffIn(table, ownerCutoff, now);
+          if (cutoff === null) continue;
+          const span = await this.#repository.idSpan(table, deviceId, cutoff);
+          if (!span) continue;
+          const key = `${table}:${cutoff}`;
+          const group = groups.get(key);
+          if (!group) {
+            groups.set(key, { table, cutoff, deviceIds: [deviceId], span });
+            continue;
+          }
+          group.deviceIds.push(deviceId);
+          group.span = { low: Math.min(group.span.low, span.low), high: Math.max(group.span.high, span.high) };
+        }
       }
     }
   }
 }
 
+/** Devices of one table whose rows before one cutoff go, and the ids those rows lie between. */
 interface CutoffGroup {
+  table: RetentionTable;
   cutoff: number;
   deviceIds: number[];
-  spans: Partial<Record<RetentionTable, IdSpan>>;
+  span: IdSpan;
 }
 
-const RETENTION_TABLES: readonly RetentionTable[] = ['positions', 'events'];
+const RETENTION_TABLES: readonly RetentionTable[] = ['positions', 'events', 'commands'];
+/** The tables whose owners' cutoffs bound the partitions that may go. */
+const PARTITIONED: readonly RetentionTable[] = PARTITIONED_TABLES.map(({ table }) => table);
+const DELETED_COUNT = { positions: 'positionsDeleted', events: 'eventsDeleted', commands: 'commandsDeleted' } as const satisfies Record<RetentionTable, keyof RetentionRun>;
 
 /**
  * The earliest cutoff of the owners holding data: everything older goes for all of them, so whole partitions may go.
@@ -261,7 +281,7 @@ interface RetentionMetrics {
 function retentionMetrics(registry: Registry): RetentionMetrics {
   const deletedRows = new Counter({
     name: 'trackstack_retention_deleted_rows_total',
-    help: 'Positions and events the retention job deleted in chunks, by table (rows of dropped partitions not counted)',
+    help: 'Positions, events and commands the retention job deleted in chunks, by table (rows of dropped partitions not counted)',
     labelNames: ['table'] as const,
     registers: [registry],
   });
@@ -281,10 +301,8 @@ function retentionMetrics(registry: Registry): RetentionMetrics {
     help: 'How long the last completed retention run on this instance took',
     registers: [registry],
   });
-  for (const table of ['positions', 'events']) {
-    deletedRows.inc({ table }, 0);
-    droppedPartitions.inc({ table }, 0);
-  }
+  for (const table of RETENTION_TABLES) deletedRows.inc({ table }, 0);
+  for (const table of PARTITIONED) droppedPartitions.inc({ table }, 0);
   return {
     deleted: (table, count) => deletedRows.inc({ table }, count),
     partitionDropped: (table) => droppedPartitions.inc({ table }),

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { TableAccess } from '../../../platform/db/table-access.ts';
 import type { TrackingTables } from '../tables.ts';
 
-export type RetentionTable = 'positions' | 'events';
+export type RetentionTable = 'positions' | 'events' | 'commands';
 
 /** Ids from `low` to `high`, both included. */
 export interface IdSpan {
@@ -10,22 +10,22 @@ export interface IdSpan {
   high: number;
 }
 
-const TIME_COLUMN: Record<RetentionTable, string> = { positions: 'fix_time', events: 'event_time' };
+const TIME_COLUMN: Record<RetentionTable, string> = { positions: 'fix_time', events: 'event_time', commands: 'created_at' };
 
 /** The retention job's reads and chunked deletes, the same on both engines. */
 export class RetentionRepository extends TableAccess<TrackingTables> {
   /**
-   * The first `limit` device ids above `after` that have positions or events, ascending: per table a
-   * skip scan of its time index (one probe per device, in one statement), the two lists merged.
+   * The first `limit` device ids above `after` that have rows in one of `tables`, ascending: per table a skip scan of
+   * its time index (one probe per device, in one statement), the lists merged.
    */
-  async nextDevices(after: number, limit: number): Promise<number[]> {
-    const [positions, events] = await Promise.all([this.skipScan('positions', after, limit), this.skipScan('events', after, limit)]);
-    // A full list is complete only up to its last id: past it, the other list may hold ids this one has not reached.
-    const bound = Math.min(...[positions, events].filter((ids) => ids.length === limit).map((ids) => ids.at(-1) as number));
-    return [...new Set([...positions, ...events])].filter((id) => id <= bound).sort((a, b) => a - b);
+  async nextDevices(after: number, limit: number, tables: readonly RetentionTable[]): Promise<number[]> {
+    const lists = await Promise.all(tables.map((table) => this.skipScan(table, after, limit)));
+    // A full list is complete only up to its last id: past it, another list may hold ids this one has not reached.
+    const bound = Math.min(...lists.filter((ids) => ids.length === limit).map((ids) => ids.at(-1) as number));
+    return [...new Set(lists.flat())].filter((id) => id <= bound).sort((a, b) => a - b);
   }
 
-  private async skipScan(table: 'positions' | 'events', after: number, limit: number): Promise<number[]> {
+  private async skipScan(table: RetentionTable, after: number, limit: number): Promise<number[]> {
     const result = await sql<{ id: number }>`
       with recursive devices (id) as (
         select min(device_id) from ${sql.table(table)} where device_id > ${after}
@@ -57,18 +57,21 @@ export class RetentionRepository extends TableAccess<TrackingTables> {
 
   /**
    * Deletes the rows of these devices older than `cutoff` whose ids lie in [from, to), never a
-   * device's latest position (a latest position that moves meanwhile is seen by the statement or
+   * device's latest position nor a queued command (a latest position that moves meanwhile is seen by the statement or
    * not yet visible to it); answers how many went. Ids follow arrival, and arrival places a row in
    * the table's pages, so a window of ids is a run of neighbouring pages, emptied together.
    */
   async deleteWindow(table: RetentionTable, deviceIds: readonly number[], cutoff: number, from: number, to: number): Promise<number> {
-    const latest =
+    // A device's latest position stays, and a queued command waits for its device until COMMAND_TTL expires it.
+    const kept =
       table === 'positions'
         ? sql`and not exists (select 1 from latest_positions where latest_positions.device_id = positions.device_id and latest_positions.position_id = positions.id)`
-        : sql``;
+        : table === 'commands'
+          ? sql`and status <> 'queued'`
+          : sql``;
     const result = await sql`
       delete from ${sql.table(table)}
-      where id >= ${from} and id < ${to} and ${sql.ref(TIME_COLUMN[table])} < ${cutoff} and ${this.oneOf(deviceIds)} ${latest}`.execute(this.db);
+      where id >= ${from} and id < ${to} and ${sql.ref(TIME_COLUMN[table])} < ${cutoff} and ${this.oneOf(deviceIds)} ${kept}`.execute(this.db);
     return Number(result.numAffectedRows ?? 0n);
   }
 

@@ -394,6 +394,32 @@ describeEachEngine('commands', (engine) => {
       await eventually(async () => (await db.selectFrom('commands').select('id').where('device_id', '=', deviceId).execute()).length === 0, "the device's commands removed");
     });
 
+    it("an administrator's command stays usable by limitCommands users only while administrators edit it: a demoted creator's edit clears byAdministrator", async () => {
+      const creator = await server.login({ email: 'commands-demoted@example.com', administrator: true });
+      const limited = await server.login({ email: 'commands-limited@example.com' });
+      await setFlags(limited, { limitCommands: true });
+      const deviceId = await registerDevice(server, limited, uniqueIdFor('gt06'));
+      const saved = await server.app.inject({ method: 'POST', url: '/api/commands', headers: creator.authorization, payload: { description: 'Locate', type: 'custom', attributes: { data: 'WHERE#' } } });
+      assert.equal(saved.json().byAdministrator, true);
+      const id = saved.json().id as number;
+      const edit = (by: TestLogin, data: string) =>
+        server.app.inject({ method: 'PUT', url: `/api/commands/${id}`, headers: by.authorization, payload: { description: 'Locate', type: 'custom', attributes: { data } } });
+      const edited = await edit(creator, 'WHERE,1#');
+      assert.equal(edited.json().byAdministrator, true, 'an administrator edits it: still vouched for');
+      assert.equal((await send(limited, { deviceId, commandId: id })).statusCode, 202);
+
+      await setFlags(creator, { administrator: false });
+      const demoted = await edit(creator, 'RELAY,1#');
+      assert.equal(demoted.statusCode, 200, demoted.body);
+      assert.equal(demoted.json().byAdministrator, false);
+      assertError(await send(limited, { deviceId, commandId: id }), 404, 'NOT_FOUND');
+      assert.deepEqual((await history(limited, deviceId)).map((command) => command.attributes), [{ data: 'WHERE,1#' }], 'only the send before the demotion');
+      assert.equal((await server.app.inject({ method: 'GET', url: '/api/commands', headers: limited.authorization })).json().some((command: { id: number }) => command.id === id), false);
+
+      // An administrator's edit does not vouch for a command it did not create as one.
+      assert.equal((await edit(admin, 'WHERE#')).json().byAdministrator, false);
+    });
+
     it('refuse bad input with nothing saved', async () => {
       const before = (await server.app.inject({ method: 'GET', url: '/api/commands', headers: owner.authorization })).json().length;
       for (const payload of [{ description: '', type: 'custom', attributes: { data: 'x' } }, { description: 'x', type: 'nope' }, { description: 'x', type: 'sosNumber', attributes: { index: 1, phone: 'call me' } }, { type: 'engineStop' }]) {

@@ -4,6 +4,7 @@ import type { Kysely } from 'kysely';
 import { CommandDelivery } from '../../../../src/services/tracking/commands/delivery.ts';
 import type { DeviceLink } from '../../../../src/services/tracking/commands/delivery.ts';
 import { CommandRepository } from '../../../../src/services/tracking/commands/repository.ts';
+import type { CommandRow, NewCommand } from '../../../../src/services/tracking/commands/repository.ts';
 import { gt06Protocol } from '../../../../src/services/tracking/protocols/gt06.ts';
 import type { TrackingTables } from '../../../../src/services/tracking/tables.ts';
 import { describeEachEngine } from '../../../support/engines.ts';
@@ -24,13 +25,18 @@ describeEachEngine('command delivery', (engine) => {
   before(async () => {
     server = await startTestServer(engine);
     repository = new CommandRepository(server.database!.db as Kysely<TrackingTables>);
-    delivery = new CommandDelivery({ repository, bus: server.bus, redis: undefined, keyPrefix: 'unused', ttlMs: TTL_MS, log: server.app.log, now: () => now });
+    delivery = new CommandDelivery({ repository, bus: server.bus, redis: undefined, keyPrefix: 'unused', ttlMs: TTL_MS, maxQueuedPerDevice: 100, log: server.app.log, now: () => now });
   });
   after(() => server.dispose());
 
   const command = (deviceId: number, data: string, createdAt = now) => ({ deviceId, userId: 1, type: 'custom', attributes: { data }, createdAt });
+  const stored = (row: CommandRow | undefined): CommandRow => {
+    assert.ok(row, 'stored');
+    return row;
+  };
   /** A row queued as another instance queues it (no connection there, nothing routed here). */
-  const queue = (deviceId: number, data: string, createdAt = now) => repository.insert(command(deviceId, data, createdAt));
+  const queue = async (deviceId: number, data: string, createdAt = now) => stored(await repository.insert(command(deviceId, data, createdAt), { since: 0, max: Infinity }));
+  const deliver = async (newCommand: NewCommand) => stored(await delivery.deliver(newCommand));
   const link = (write: (frame: Buffer) => boolean): DeviceLink => ({ protocol: gt06Protocol, uniqueId: '359710049090001', write });
   const statusOf = async (id: number) => (await repository.findById(id))?.status;
   const textOf = (frame: Buffer) => frame.subarray(9, frame.length - 6).toString('latin1');
@@ -42,7 +48,7 @@ describeEachEngine('command delivery', (engine) => {
     delivery.attach(deviceId, link(() => false));
     await eventually(async () => (await statusOf(first.id)) === 'queued' && (await repository.findById(first.id))?.sent_at === null, 'the command back in the queue');
     assert.equal(await statusOf(second.id), 'queued');
-    const retried = await delivery.deliver(command(deviceId, 'THIRD#'));
+    const retried = await deliver(command(deviceId, 'THIRD#'));
     assert.equal(retried.status, 'queued', 'the dead connection was let go');
 
     const written: string[] = [];
@@ -55,24 +61,40 @@ describeEachEngine('command delivery', (engine) => {
     const deviceId = nextDevice++;
     const written: string[] = [];
     delivery.attach(deviceId, link((frame) => written.push(textOf(frame)) > 0));
-    const alone = await delivery.deliver(command(deviceId, 'ALONE#'));
+    const alone = await deliver(command(deviceId, 'ALONE#'));
     assert.deepEqual([alone.status, alone.sent_at], ['sent', now]);
     assert.deepEqual(written, ['ALONE#']);
 
     const ahead = await queue(deviceId, 'AHEAD#');
-    const behind = await delivery.deliver(command(deviceId, 'BEHIND#'));
+    const behind = await deliver(command(deviceId, 'BEHIND#'));
     assert.equal(behind.status, 'sent');
     assert.deepEqual(written, ['ALONE#', 'AHEAD#', 'BEHIND#']);
     assert.equal(await statusOf(ahead.id), 'sent');
+  });
+
+  it('a send to a device connected here that would wait behind a full queue is refused, storing and writing nothing', async () => {
+    const small = new CommandDelivery({ repository, bus: server.bus, redis: undefined, keyPrefix: 'unused', ttlMs: TTL_MS, maxQueuedPerDevice: 2, log: server.app.log, now: () => now });
+    const deviceId = nextDevice++;
+    const written: string[] = [];
+    small.attach(deviceId, link((frame) => written.push(textOf(frame)) > 0));
+    // The connection's own flush runs first (it found nothing); the rows below wait, as those of another instance would.
+    await new Promise((resolve) => setImmediate(resolve));
+    await small.flush(deviceId);
+    await queue(deviceId, 'ONE#');
+    await queue(deviceId, 'TWO#');
+    assert.equal(await small.deliver(command(deviceId, 'THREE#')), undefined);
+    assert.deepEqual(written, []);
+    const rows = await repository.history(deviceId, 0, now, 10);
+    assert.deepEqual(rows.map((row) => [JSON.parse(row.attributes).data, row.status]), [['ONE#', 'queued'], ['TWO#', 'queued']]);
   });
 
   it('a send whose write finds the connection closed is answered queued and goes out on the next connection', async () => {
     const deviceId = nextDevice++;
     let open = true;
     delivery.attach(deviceId, link(() => open));
-    assert.equal((await delivery.deliver(command(deviceId, 'BEFORE#'))).status, 'sent');
+    assert.equal((await deliver(command(deviceId, 'BEFORE#'))).status, 'sent');
     open = false;
-    const lost = await delivery.deliver(command(deviceId, 'AFTER#'));
+    const lost = await deliver(command(deviceId, 'AFTER#'));
     assert.deepEqual([lost.status, lost.sent_at], ['queued', null]);
     const written: string[] = [];
     delivery.attach(deviceId, link((frame) => written.push(textOf(frame)) > 0));
@@ -85,7 +107,7 @@ describeEachEngine('command delivery', (engine) => {
     const written: string[] = [];
     delivery.attach(deviceId, link((frame) => written.push(textOf(frame)) > 0));
     const stale = await queue(deviceId, 'STALE#', now - TTL_MS - 1);
-    const sent = await Promise.all(['1#', '2#', '3#', '4#', '5#'].map((data) => delivery.deliver(command(deviceId, data))));
+    const sent = await Promise.all(['1#', '2#', '3#', '4#', '5#'].map((data) => deliver(command(deviceId, data))));
     assert.deepEqual(sent.map((row) => row.status), ['sent', 'sent', 'sent', 'sent', 'sent']);
     const inIdOrder = [...sent].sort((a, b) => a.id - b.id).map((row) => JSON.parse(row.attributes).data);
     assert.deepEqual(written, inIdOrder, 'the stale command was neither written nor waited for');
@@ -99,7 +121,7 @@ describeEachEngine('command delivery', (engine) => {
     delivery.attach(deviceId, link((frame) => written.push(frame) > 0));
     await eventually(async () => (await statusOf(doomed.id)) === 'failed', 'the failure');
     assert.equal((await repository.findById(doomed.id))?.sent_at, null, 'nothing went out');
-    const next = await delivery.deliver(command(deviceId, 'NEXT#'));
+    const next = await deliver(command(deviceId, 'NEXT#'));
     assert.equal(next.status, 'sent');
     assert.equal(written.length, 1);
   });
@@ -140,16 +162,16 @@ describeEachEngine('command delivery', (engine) => {
     assert.equal(written.length, 0);
 
     delivery.detach(other, connection);
-    const later = await delivery.deliver(command(other, 'LATER#'));
+    const later = await deliver(command(other, 'LATER#'));
     assert.equal(later.status, 'queued');
   });
 
   it('an answer is tied to the command its sequence names, else to the oldest sent; each only once', async () => {
     const deviceId = nextDevice++;
     delivery.attach(deviceId, link(() => true));
-    const first = await delivery.deliver(command(deviceId, 'A#'));
-    const second = await delivery.deliver(command(deviceId, 'B#'));
-    const third = await delivery.deliver(command(deviceId, 'C#'));
+    const first = await deliver(command(deviceId, 'A#'));
+    const second = await deliver(command(deviceId, 'B#'));
+    const third = await deliver(command(deviceId, 'C#'));
     assert.equal(await delivery.answered(deviceId, second.id), second.id);
     assert.equal(await delivery.answered(deviceId, second.id), first.id, 'already delivered: the oldest sent takes it');
     assert.equal(await delivery.answered(deviceId, undefined), third.id);
