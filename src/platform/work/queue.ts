@@ -205,7 +205,7 @@ export class WorkQueue<I extends WorkItem> {
   /** Runs the item's handler: it succeeded, or failed (it waits for its retry or went to the dead letters), or was abandoned as the process stops. */
   private async run(item: I, lease: string): Promise<'succeeded' | 'failed' | 'abandoned'> {
     const { store, log, metrics } = this.options;
-    const { maxAttempts, handlerTimeoutMs } = this.settings;
+    const { maxAttempts } = this.settings;
     let error: unknown;
     if (item.attempts > maxAttempts) {
       // Claimed past the cap without an outcome: its handler ended the process (or its lease) every time.
