@@ -128,7 +128,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
         if (config.services.includes(descriptor.name) || !url || !descriptor.remoteCounts) continue;
         Object.assign(remoteCounts, descriptor.remoteCounts(clientOf(descriptor.name, url)));
       }
-      const ctx: ModuleContext = { config, database, bus, outbox, log: app.log, internalToken, metrics, redis: redis?.commands, remoteCounts };
+      const ctx: ModuleContext = { config, database, bus, outbox, log: app.log, internalToken, metrics, queueMetrics, redis: redis?.commands, remoteCounts };
       for (const descriptor of local) {
         const needs = needsOf(descriptor, provisions);
         const module =

@@ -10,6 +10,7 @@ import type { HttpApp } from './http/app.ts';
 import type { InternalClient } from './http/internal-client.ts';
 import type { UserCounts } from './http/user-counts.ts';
 import type { Outbox } from './outbox/outbox.ts';
+import type { QueueMetrics } from './work/metrics.ts';
 
 /** What every service module receives from main. */
 export interface ModuleContext {
@@ -22,6 +23,8 @@ export interface ModuleContext {
   internalToken: string;
   /** Where the module registers its Prometheus metrics (platform/metrics.ts); absent where a test builds a module by hand. */
   metrics?: Registry;
+  /** Where a module's durable-work queue reports its depth, age, dead letters and failures (platform/work/metrics.ts); its settings are `config.work`. */
+  queueMetrics?: QueueMetrics;
   /** The process's one Redis connection for commands (REDIS_URL), shared by every module; the platform opens and closes it. */
   redis?: Redis;
   /** The per-user counts of the modules running in other processes this one can reach (their *_URL); absent where a test builds a module by hand. */
