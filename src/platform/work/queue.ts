@@ -95,7 +95,10 @@ export class WorkQueue<I extends WorkItem> {
   private readonly pollMs: number;
   private readonly firstRetryMs: number;
   private readonly claimSize: number;
-  private stopping = new AbortController();
+  /** Set by stop(), cleared by start(): unlike `stopped`, false for a queue never started (drainNow in tests and tools). */
+  private stopping = false;
+  /** The running handler's abort, for stop(). */
+  private current: AbortController | undefined;
   private timer: NodeJS.Timeout | undefined;
   private draining: Promise<void> | undefined;
   private again = false;
@@ -118,7 +121,7 @@ export class WorkQueue<I extends WorkItem> {
   start(): void {
     if (this.options.consumers().length === 0 || !this.stopped) return;
     this.stopped = false;
-    this.stopping = new AbortController();
+    this.stopping = false;
     this.timer = setInterval(() => this.wake(), this.pollMs);
     this.timer.unref();
     this.wake();
@@ -132,7 +135,8 @@ export class WorkQueue<I extends WorkItem> {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
-    this.stopping.abort(new Error('the process is stopping'));
+    this.stopping = true;
+    this.current?.abort(new Error('the process is stopping'));
     await this.draining;
   }
 
@@ -169,9 +173,9 @@ export class WorkQueue<I extends WorkItem> {
 
   private async drain(): Promise<void> {
     const consumers = this.options.consumers();
+    await this.options.store.restoreRequested(consumers, Date.now(), this.claimSize);
     do {
       this.again = false;
-      await this.options.store.restoreRequested(consumers, Date.now(), this.claimSize);
       const lease = randomToken(12);
       const claimed = await this.options.store.claim(consumers, Date.now(), this.settings.leaseMs, this.claimSize, lease);
       if (claimed.length > 0) await this.runClaim(claimed, lease);
@@ -189,7 +193,7 @@ export class WorkQueue<I extends WorkItem> {
     try {
       const succeeded: number[] = [];
       for (const item of claimed) {
-        if (this.stopping.signal.aborted) break;
+        if (this.stopping) break;
         const outcome = await this.run(item, lease);
         if (outcome === 'succeeded') succeeded.push(item.id);
         else held.delete(item.id);
@@ -215,7 +219,7 @@ export class WorkQueue<I extends WorkItem> {
         await this.withTimeout(item);
         return 'succeeded';
       } catch (failure) {
-        if (this.stopping.signal.aborted) return 'abandoned';
+        if (this.stopping) return 'abandoned';
         error = failure;
       }
     }
@@ -238,20 +242,18 @@ export class WorkQueue<I extends WorkItem> {
   private async withTimeout(item: I): Promise<void> {
     const ms = this.settings.handlerTimeoutMs;
     const abort = new AbortController();
-    const signal = AbortSignal.any([abort.signal, this.stopping.signal]);
+    this.current = abort;
     let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => {
-        const error = new HandlerTimeoutError(ms);
-        abort.abort(error);
-        reject(error);
-      }, ms);
-      signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
+    // Settles only when the signal aborts: at the timeout, or when the process stops.
+    const aborted = new Promise<never>((_resolve, reject) => {
+      abort.signal.addEventListener('abort', () => reject(abort.signal.reason as Error), { once: true });
+      timer = setTimeout(() => abort.abort(new HandlerTimeoutError(ms)), ms);
     });
     try {
-      await Promise.race([Promise.resolve().then(() => this.options.handle(item, signal)), timedOut]);
+      await Promise.race([Promise.resolve().then(() => this.options.handle(item, abort.signal)), aborted]);
     } finally {
       clearTimeout(timer);
+      this.current = undefined;
     }
   }
 }
