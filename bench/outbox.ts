@@ -52,8 +52,8 @@ async function drainOneByOne(database: Database): Promise<number> {
   const repository = new OutboxRepository(database);
   const started = performance.now();
   for (;;) {
-    const claimed = await repository.claim(['devices'], Date.now(), 10_000, OUTBOX_CLAIM_SIZE);
-    for (const row of claimed) await repository.complete([row.id]);
+    const claimed = await repository.claim(['devices'], Date.now(), 10_000, OUTBOX_CLAIM_SIZE, 'bench');
+    for (const row of claimed) await repository.complete([row.id], 'bench');
     if (claimed.length < OUTBOX_CLAIM_SIZE) break;
   }
   return performance.now() - started;

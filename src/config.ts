@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { DEFAULT_WORK_SETTINGS } from './platform/work/queue.ts';
+import type { WorkSettings } from './platform/work/queue.ts';
 
 /** Raised for the first bad variable; main prints its message as one line and exits. */
 export class ConfigError extends Error {
@@ -122,6 +124,8 @@ export interface Config {
    */
   plans: { file: string | undefined; graceDays: number };
   notifications: NotificationsConfig;
+  /** Durable work (the outbox; docs/architecture.md, "Durable work"): QUEUE_MAX_ATTEMPTS, QUEUE_HANDLER_TIMEOUT and QUEUE_LEASE (ms). */
+  work: WorkSettings;
 }
 
 export interface PushConfig {
@@ -324,6 +328,11 @@ export function loadConfig(env: Env = process.env): Config {
     push: read.push(mailFrom),
     plans: { file: read.optional('PLANS_FILE'), graceDays: read.int('PLAN_GRACE_DAYS', 30, 0, 3650) },
     notifications,
+    work: {
+      maxAttempts: read.int('QUEUE_MAX_ATTEMPTS', DEFAULT_WORK_SETTINGS.maxAttempts, 1, 1000),
+      handlerTimeoutMs: read.int('QUEUE_HANDLER_TIMEOUT', DEFAULT_WORK_SETTINGS.handlerTimeoutMs, 100, 3_600_000),
+      leaseMs: read.int('QUEUE_LEASE', DEFAULT_WORK_SETTINGS.leaseMs, 100, 600_000),
+    },
   };
 }
 

@@ -36,7 +36,7 @@ export const MODULE_ROUTE_ACCESS: Record<ServiceName, RouteAccessTable> = byName
 /** Which modules act on each fact, known to every process whatever it runs: a fact is recorded once per consumer. */
 export const FACT_CONSUMERS: FactConsumers = (() => {
   const consumers: Partial<Record<Topic, string[]>> = {};
-  for (const descriptor of MODULES) for (const topic of descriptor.consumes) (consumers[topic] ??= []).push(descriptor.name);
+  for (const descriptor of MODULES) for (const topic of Object.keys(descriptor.consumes) as Topic[]) (consumers[topic] ??= []).push(descriptor.name);
   return consumers;
 })();
 

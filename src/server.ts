@@ -5,6 +5,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import { Registry } from 'prom-client';
 import type { Config, ServiceName } from './config.ts';
 import { EventBus } from './platform/bus.ts';
+import type { Topic } from './platform/bus.ts';
 import { randomToken } from './platform/crypto.ts';
 import { openDatabase } from './platform/db/database.ts';
 import type { Database } from './platform/db/database.ts';
@@ -19,10 +20,12 @@ import { InternalClient } from './platform/http/internal-client.ts';
 import type { UserCounts } from './platform/http/user-counts.ts';
 import { listenMetrics, measureProcess } from './platform/metrics.ts';
 import type { MetricsListener } from './platform/metrics.ts';
-import type { AnyModuleDescriptor, ModuleContext, ModuleDescriptor, Provision, Provisions, ServiceModule } from './platform/module.ts';
+import type { AnyModuleDescriptor, FactHandlers, ModuleContext, ModuleDescriptor, Provision, Provisions, ServiceModule } from './platform/module.ts';
 import { Outbox } from './platform/outbox/outbox.ts';
 import { openRedisConnections } from './platform/redis.ts';
 import { readOrCreateSecret } from './platform/secrets.ts';
+import { DeadLetterRepository } from './platform/work/dead-letters.ts';
+import { QueueMetrics } from './platform/work/metrics.ts';
 import { installAuthentication } from './gateway/authenticate.ts';
 import { allowWebAppOrigin } from './gateway/cross-origin.ts';
 import { installProxy } from './gateway/proxy.ts';
@@ -98,7 +101,8 @@ export async function createServer(config: Config, options: ServerOptions = {}):
 
   const ownsDatabase = !options.database && config.services.length > 0;
   const database = config.services.length > 0 ? (options.database ?? openDatabase(config.database)) : undefined;
-  const outbox = database && new Outbox({ database, consumers: FACT_CONSUMERS, bus, log: app.log });
+  const queueMetrics = database && new QueueMetrics(metrics, new DeadLetterRepository(database));
+  const outbox = database && new Outbox({ database, consumers: FACT_CONSUMERS, bus, log: app.log, metrics: queueMetrics, ...config.work });
   const local = wiringOrder(config.services);
   const clients = new Map<ServiceName, InternalClient>();
   const clientOf = (name: ServiceName, url: string): InternalClient => {
@@ -130,7 +134,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
         if (config.services.includes(descriptor.name) || !url || !descriptor.remoteCounts) continue;
         Object.assign(remoteCounts, descriptor.remoteCounts(clientOf(descriptor.name, url)));
       }
-      const ctx: ModuleContext = { config, database, bus, outbox, log: app.log, internalToken, metrics, redis: redis?.commands, remoteCounts };
+      const ctx: ModuleContext = { config, database, bus, outbox, log: app.log, internalToken, metrics, queueMetrics, redis: redis?.commands, remoteCounts };
       for (const descriptor of local) {
         const needs = needsOf(descriptor, provisions);
         const module =
@@ -138,9 +142,11 @@ export async function createServer(config: Config, options: ServerOptions = {}):
             ? await createNotificationsModule(ctx, needs as NotificationsDeps, { pushSenders: options.pushSenders, now: options.notificationsClock, lookup: options.notificationsLookup })
             : await descriptor.create(ctx, needs);
         modules.push(module);
+        for (const [topic, handle] of Object.entries(descriptor.consumes) as [Topic, FactHandlers<ServiceModule>[Topic]][]) {
+          outbox.consume(descriptor.name, topic, (payload, signal) => handle?.(module, payload as never, signal));
+        }
         if (descriptor.provides && descriptor.provide) Object.assign(provisions, { [descriptor.provides]: descriptor.provide(module) });
       }
-      outbox.assertHandled(local.map((descriptor) => descriptor.name));
     }
     const auth = createdModule(modules, authModule);
 

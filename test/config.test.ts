@@ -181,6 +181,15 @@ describe('config', () => {
     assert.equal(failure({ COMMAND_HISTORY_DAYS: '-1' }).variable, 'COMMAND_HISTORY_DAYS');
   });
 
+  it('reads the durable-work settings, refusing values out of range', () => {
+    assert.deepEqual(loadConfig({}).work, { maxAttempts: 20, handlerTimeoutMs: 120_000, leaseMs: 10_000 });
+    assert.deepEqual(loadConfig({ QUEUE_MAX_ATTEMPTS: '1', QUEUE_HANDLER_TIMEOUT: '100', QUEUE_LEASE: '600000' }).work, { maxAttempts: 1, handlerTimeoutMs: 100, leaseMs: 600_000 });
+    assert.equal(failure({ QUEUE_MAX_ATTEMPTS: '0' }).variable, 'QUEUE_MAX_ATTEMPTS');
+    assert.equal(failure({ QUEUE_MAX_ATTEMPTS: '1001' }).variable, 'QUEUE_MAX_ATTEMPTS');
+    assert.equal(failure({ QUEUE_HANDLER_TIMEOUT: '99' }).variable, 'QUEUE_HANDLER_TIMEOUT');
+    assert.equal(failure({ QUEUE_LEASE: 'long' }).variable, 'QUEUE_LEASE');
+  });
+
   it('reads DEVICE_REGISTRATION: open by default, or claim-only', () => {
     assert.equal(loadConfig({}).deviceRegistration, 'open');
     assert.equal(loadConfig({ DEVICE_REGISTRATION: 'Claim-Only' }).deviceRegistration, 'claim-only');

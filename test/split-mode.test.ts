@@ -4,6 +4,7 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { request } from 'undici';
 import { loadConfig } from '../src/config.ts';
+import { openDatabase } from '../src/platform/db/database.ts';
 import { runUserCommand } from '../src/services/auth/cli.ts';
 import { createSharedDatabase, testEngines } from './support/engines.ts';
 import type { SharedTestDatabase } from './support/engines.ts';
@@ -136,6 +137,35 @@ for (const engine of testEngines()) {
       await chosen.body.dump();
       assert.equal(chosen.headers['x-request-id'], 'trace-split-0001');
       await eventually(() => devicesTracking.output().includes('"reqId":"trace-split-0001"'), 'the service worked under the chosen id');
+    });
+
+    it('an administrator lists and retries a dead letter through the gateway; the process running its consumer takes it back', async () => {
+      const shared = openDatabase(loadConfig({ DATA_DIR: database!.dataDir, DATABASE_URL: database!.url }).database);
+      try {
+        const at = Date.now();
+        await shared.db
+          .insertInto('dead_letters')
+          .values({ queue: 'outbox', consumer: 'tracking', topic: 'devices.device.deleted', source_id: null, payload: '{"deviceId":987654}', attempts: 20, last_error: 'refused', created_at: at, failed_at: at, retry_requested_at: null })
+          .execute();
+        const login = await call(`${gateway.url}/api/auth/login`, { method: 'POST', body: ADMIN });
+        const headers = { authorization: `Bearer ${login.body.accessToken}` };
+        const listed = await call(`${gateway.url}/api/admin/dead-letters?consumer=tracking`, { headers });
+        assert.equal(listed.status, 200, JSON.stringify(listed.body));
+        assert.deepEqual(
+          listed.body.deadLetters.map((letter: { topic: string; payload: string }) => [letter.topic, letter.payload]),
+          [['devices.device.deleted', '{"deviceId":987654}']],
+        );
+        const retried = await call(`${gateway.url}/api/admin/dead-letters/${listed.body.deadLetters[0].id}/retry`, { method: 'POST', headers });
+        assert.equal(retried.status, 202, JSON.stringify(retried.body));
+        // No Redis here: the devices and tracking process finds the request at its next poll, and handles the fact.
+        const left = async () => [
+          ...(await shared.db.selectFrom('dead_letters').select('id').execute()),
+          ...(await shared.db.selectFrom('outbox').select('id').where('consumer', '=', 'tracking').execute()),
+        ];
+        await eventually(async () => (await left()).length === 0, 'the tracking process put the fact back and handled it', 10_000);
+      } finally {
+        await shared.close();
+      }
     });
 
     /** A user made with the CLI, signed in through the gateway. */

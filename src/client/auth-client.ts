@@ -15,6 +15,8 @@ import type {
   TwoFactorSetupResponse,
   User,
   UserPage,
+  DeadLetter,
+  DeadLetterPage,
 } from './types.ts';
 
 export interface AuthClientOptions {
@@ -249,6 +251,19 @@ export class AuthClient {
 
   updateUser(id: number, changes: AccessChanges): Promise<User> {
     return this.request('PUT', `/api/auth/users/${id}`, changes);
+  }
+
+  /** Durable work that failed past its attempt cap, newest first. */
+  listDeadLetters(query: { queue?: string; consumer?: string; page?: number; limit?: number } = {}): Promise<DeadLetterPage> {
+    const params = new URLSearchParams();
+    for (const [key, value] of Object.entries(query)) if (value !== undefined) params.set(key, String(value));
+    const suffix = params.size > 0 ? `?${params}` : '';
+    return this.request('GET', `/api/admin/dead-letters${suffix}`);
+  }
+
+  /** Asks for a dead letter to be queued again; it leaves the list once its queue has taken it back. */
+  retryDeadLetter(id: number): Promise<DeadLetter> {
+    return this.request('POST', `/api/admin/dead-letters/${id}/retry`);
   }
 
   /** Any bearer endpoint of the API (devices, tracking, billing too), with the refresh rule. */

@@ -79,6 +79,32 @@ export interface UserPage {
   limit: number;
 }
 
+/** GET /api/admin/dead-letters: durable work that failed past its attempt cap. */
+export interface DeadLetter {
+  id: number;
+  /** `outbox`: facts between modules. */
+  queue: string;
+  /** For the outbox, the module that failed to handle the fact. */
+  consumer: string;
+  topic: string;
+  /** The payload's JSON text, cut at 1 000 characters (`payloadTruncated`). */
+  payload: string;
+  payloadTruncated: boolean;
+  attempts: number;
+  lastError: string | null;
+  createdAt: string;
+  failedAt: string;
+  /** A retry asked for and not yet carried out. */
+  retryRequestedAt: string | null;
+}
+
+export interface DeadLetterPage {
+  deadLetters: DeadLetter[];
+  total: number;
+  page: number;
+  limit: number;
+}
+
 /** PUT /api/auth/users/{id}: absent fields stay as they are. */
 export interface AccessChanges {
   administrator?: boolean;

@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Registry } from 'prom-client';
 import type { Config, ServiceName } from '../config.ts';
-import type { EventBus, Topic } from './bus.ts';
+import type { DomainEvents, EventBus, Topic } from './bus.ts';
 import type { Database } from './db/database.ts';
 import type { ModuleMigrations } from './db/migrations.ts';
 import type { RouteAccessTable } from './http/access.ts';
@@ -10,6 +10,7 @@ import type { HttpApp } from './http/app.ts';
 import type { InternalClient } from './http/internal-client.ts';
 import type { UserCounts } from './http/user-counts.ts';
 import type { Outbox } from './outbox/outbox.ts';
+import type { QueueMetrics } from './work/metrics.ts';
 
 /** What every service module receives from main. */
 export interface ModuleContext {
@@ -22,6 +23,8 @@ export interface ModuleContext {
   internalToken: string;
   /** Where the module registers its Prometheus metrics (platform/metrics.ts); absent where a test builds a module by hand. */
   metrics?: Registry;
+  /** Where a module's durable-work queue reports its depth, age, dead letters and failures (platform/work/metrics.ts); its settings are `config.work`. */
+  queueMetrics?: QueueMetrics;
   /** The process's one Redis connection for commands (REDIS_URL), shared by every module; the platform opens and closes it. */
   redis?: Redis;
   /** The per-user counts of the modules running in other processes this one can reach (their *_URL); absent where a test builds a module by hand. */
@@ -63,13 +66,21 @@ export interface RemoteContext {
   log: FastifyBaseLogger;
 }
 
+/**
+ * The facts a module acts on and how, given the created module: the topics are known to every
+ * process (each records a fact for every consumer, wherever it runs), the handlers run where the
+ * module runs. A handler is idempotent (a crash after its effect runs it again) and should stop
+ * when `signal` aborts (its timeout passed, or the process stops).
+ */
+export type FactHandlers<M> = { readonly [T in Topic]?: (module: M, payload: DomainEvents[T], signal: AbortSignal) => Promise<void> | void };
+
 export interface ModuleDescriptor<P extends Provision, N extends Provision, M extends ServiceModule> {
   name: ServiceName;
   migrations: ModuleMigrations;
   /** Every route of the module and who may call it; a gateway fronting the module elsewhere routes by it. */
   routeAccess: RouteAccessTable;
-  /** The facts the module acts on: every process records them for it, wherever it runs (DESIGN §1). */
-  consumes: readonly Topic[];
+  /** The facts the module acts on and its handler of each (DESIGN §1), declared here once. */
+  consumes: FactHandlers<M>;
   /** What the module offers other modules, if anything. */
   provides?: P;
   /** What it offers, from the created module. */
@@ -86,7 +97,7 @@ export interface ModuleDescriptor<P extends Provision, N extends Provision, M ex
 
 /** Any module's descriptor, as main handles the list of them. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each descriptor's own types are checked where it is defined
-export type AnyModuleDescriptor = ModuleDescriptor<any, any, ServiceModule>;
+export type AnyModuleDescriptor = Omit<ModuleDescriptor<any, any, ServiceModule>, 'consumes'> & { consumes: FactHandlers<any> };
 
 /** A module's static descriptor: plain data and factories, importable without creating anything. */
 export function defineModule<M extends ServiceModule, N extends Provision = never, P extends Provision = never>(

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, it } from 'node:test';
 import { ApiError, AuthClient, LoggedOutError, MemoryTokenStore } from '../../src/client/index.ts';
 import { describeEachEngine } from '../support/engines.ts';
+import { eventually } from '../support/eventually.ts';
 import { startTestServer } from '../support/server.ts';
 import type { TestServer } from '../support/server.ts';
 import { Mailbox } from '../services/auth/support/mailbox.ts';
@@ -254,5 +255,30 @@ describeEachEngine('client SDK against the real server', (engine) => {
     assert.equal(await client.isLoggedIn(), false);
     await assert.rejects(client.profile(), LoggedOutError);
     await assert.rejects(client.login('client-leave@example.com', PASSWORD), (error: ApiError) => error.code === 'INVALID_CREDENTIALS');
+  });
+
+  it('an administrator lists dead letters and asks for a retry; others are refused', async () => {
+    const at = Date.now();
+    await server.database!.db
+      .insertInto('dead_letters')
+      .values({ queue: 'outbox', consumer: 'devices', topic: 'auth.user.deleted', source_id: null, payload: '{"userId":424242}', attempts: 20, last_error: 'refused', created_at: at, failed_at: at, retry_requested_at: null })
+      .execute();
+    await server.auth!.api.accounts.create({ email: 'client-admin@example.com', password: PASSWORD, emailVerified: true, administrator: true });
+    const admin = new AuthClient({ baseUrl });
+    await admin.login('client-admin@example.com', PASSWORD);
+    const page = await admin.listDeadLetters({ consumer: 'devices', limit: 10 });
+    assert.deepEqual([page.total, page.page, page.limit], [1, 1, 10]);
+    const [letter] = page.deadLetters;
+    assert.deepEqual([letter!.topic, letter!.payload, letter!.attempts, letter!.lastError], ['auth.user.deleted', '{"userId":424242}', 20, 'refused']);
+
+    await account(server, 'client-not-admin@example.com');
+    const member = new AuthClient({ baseUrl });
+    await member.login('client-not-admin@example.com', PASSWORD);
+    await assert.rejects(member.listDeadLetters(), (error: ApiError) => error.status === 403 && error.code === 'FORBIDDEN');
+    await assert.rejects(member.retryDeadLetter(letter!.id), (error: ApiError) => error.code === 'FORBIDDEN');
+
+    assert.equal((await admin.retryDeadLetter(letter!.id)).id, letter!.id);
+    await eventually(async () => (await admin.listDeadLetters()).total === 0, 'the outbox took the letter back');
+    await assert.rejects(admin.retryDeadLetter(letter!.id), (error: ApiError) => error.status === 404 && error.code === 'DEAD_LETTER_NOT_FOUND');
   });
 });

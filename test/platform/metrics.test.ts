@@ -6,21 +6,11 @@ import { loadConfig } from '../../src/config.ts';
 import { osmAndQuery, teltonikaAvlPacket, teltonikaHandshake } from '../../src/services/tracking/protocols/encoders.ts';
 import { describeEachEngine } from '../support/engines.ts';
 import { eventually } from '../support/eventually.ts';
+import { sampleOf } from '../support/metrics.ts';
 import { freePort } from '../support/ports.ts';
 import { startTestServer } from '../support/server.ts';
 import type { TestLogin, TestServer } from '../support/server.ts';
 import { DeviceConnection, fixAt, registerDevice } from '../services/tracking/ingest/support.ts';
-
-/** The value of the sample `name` whose labels include `labels`, or 0 when there is none yet. */
-function sampleOf(text: string, name: string, labels: Record<string, string> = {}): number {
-  for (const line of text.split('\n')) {
-    const match = /^(\w+)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!match || match[1] !== name) continue;
-    const present = Object.fromEntries([...(match[2] ?? '').matchAll(/(\w+)="([^"]*)"/g)].map(([, key, value]) => [key, value]));
-    if (Object.entries(labels).every(([key, value]) => present[key] === value)) return Number(match[3]);
-  }
-  return 0;
-}
 
 describeEachEngine('metrics: Prometheus text on a listener of its own', (engine) => {
   let server: TestServer;

@@ -21,5 +21,25 @@ export const platformMigrations: ModuleMigrations = {
         await db.schema.createIndex('outbox_due').on('outbox').columns(['consumer', 'available_at']).execute();
       },
     },
+    '0002-dead-letters': {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations see the raw schema
+      async up(db: Kysely<any>): Promise<void> {
+        // The claim that holds a row: renewals and outcomes of a claim whose lease lapsed touch nothing.
+        await db.schema.alterTable('outbox').addColumn('lease', 'varchar(32)').execute();
+        await withIdColumn(db.schema.createTable('dead_letters'), engineOf(db))
+          .addColumn('queue', 'varchar(64)', (col) => col.notNull())
+          .addColumn('consumer', 'varchar(64)', (col) => col.notNull())
+          .addColumn('topic', 'varchar(128)', (col) => col.notNull())
+          .addColumn('source_id', 'bigint')
+          .addColumn('payload', 'text', (col) => col.notNull())
+          .addColumn('attempts', 'integer', (col) => col.notNull())
+          .addColumn('last_error', 'varchar(512)')
+          .addColumn('created_at', timestamp, (col) => col.notNull())
+          .addColumn('failed_at', timestamp, (col) => col.notNull())
+          .addColumn('retry_requested_at', timestamp)
+          .execute();
+        await db.schema.createIndex('dead_letters_queue').on('dead_letters').columns(['queue', 'consumer', 'retry_requested_at']).execute();
+      },
+    },
   },
 };

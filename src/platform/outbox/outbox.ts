@@ -2,13 +2,18 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { DomainEvents, EventBus, Topic } from '../bus.ts';
 import type { Database } from '../db/database.ts';
-import { OutboxRepository } from './repository.ts';
+import type { QueueMetrics } from '../work/metrics.ts';
+import { WorkQueue } from '../work/queue.ts';
+import type { WorkSettings } from '../work/queue.ts';
+import { DEAD_LETTER_RETRY_TOPIC } from '../work/dead-letter-service.ts';
+import { OUTBOX_QUEUE, OutboxRepository } from './repository.ts';
 import type { OutboxRow } from './repository.ts';
 
 /** Which modules act on each fact: declared by the consuming modules, known to every process. */
 export type FactConsumers = Partial<Record<Topic, readonly string[]>>;
 
-type FactHandler<T extends Topic> = (payload: DomainEvents[T]) => Promise<void> | void;
+/** Acts on one fact; `signal` aborts when the handler has run past its timeout or the process stops. */
+export type FactHandler<T extends Topic> = (payload: DomainEvents[T], signal: AbortSignal) => Promise<void> | void;
 
 /** What a repository needs to record a fact inside its own transaction. */
 export interface FactRecorder {
@@ -16,53 +21,59 @@ export interface FactRecorder {
   record<T extends Topic>(trx: Kysely<any>, topic: T, payload: DomainEvents[T]): Promise<void>;
 }
 
-export interface OutboxOptions {
+export interface OutboxOptions extends Partial<WorkSettings> {
   database: Database;
   consumers: FactConsumers;
   bus: EventBus;
   log: FastifyBaseLogger;
+  /** Where the outbox reports its depth, age, dead letters and failures; absent where a test builds it by hand. */
+  metrics?: QueueMetrics;
   /** How often due work is looked for without a hint (split mode without Redis relies on it). */
   pollMs?: number;
-  /** How long a claimed fact stays invisible to other instances; a crashed claimer's facts come back after it. */
-  leaseMs?: number;
   /** The delay before a failed handler's first retry; it doubles with each attempt up to a minute. */
   firstRetryMs?: number;
 }
 
 /** Rows one claim takes at most; their handled facts are deleted together. */
 export const OUTBOX_CLAIM_SIZE = 50;
-const MAX_RETRY_MS = 60_000;
 
 /**
  * Facts that other modules must act on (DESIGN §1): recorded in the same transaction as the change,
  * one row per consuming module, and handed to that module's handler by whichever instance claims
- * the row first. A row is deleted only after its handler succeeded, together with the other rows of
- * its claim that succeeded (one statement, one commit), so a crash or a failing handler delays the
- * effect, never loses it; handlers are idempotent because a crash after the effect and before the
- * delete runs them again. A failing handler is retried with backoff and delays only its own rows.
+ * the row first, through the durable-work queue (`../work/queue.ts`: leases renewed while a handler
+ * runs, a handler timeout, an attempt cap, then the dead letters). A row is deleted only after its
+ * handler succeeded, together with the other rows of its claim that succeeded (one statement, one
+ * commit), so a crash or a failing handler delays the effect, never loses it; handlers are
+ * idempotent because a crash after the effect and before the delete runs them again. A failing
+ * handler is retried with backoff and delays only its own rows.
  */
 export class Outbox implements FactRecorder {
-  private readonly repository: OutboxRepository;
   private readonly consumers: FactConsumers;
   private readonly handlers = new Map<string, FactHandler<Topic>>();
-  private readonly log: FastifyBaseLogger;
   private readonly bus: EventBus;
-  private readonly pollMs: number;
-  private readonly leaseMs: number;
-  private readonly firstRetryMs: number;
-  private timer: NodeJS.Timeout | undefined;
-  private draining: Promise<void> | undefined;
-  private again = false;
-  private stopped = true;
+  private readonly queue: WorkQueue<OutboxRow>;
 
   constructor(options: OutboxOptions) {
-    this.repository = new OutboxRepository(options.database);
     this.consumers = options.consumers;
     this.bus = options.bus;
-    this.log = options.log;
-    this.pollMs = options.pollMs ?? 1000;
-    this.leaseMs = options.leaseMs ?? 10_000;
-    this.firstRetryMs = options.firstRetryMs ?? 1000;
+    this.queue = new WorkQueue<OutboxRow>({
+      name: OUTBOX_QUEUE,
+      log: options.log,
+      metrics: options.metrics,
+      maxAttempts: options.maxAttempts,
+      handlerTimeoutMs: options.handlerTimeoutMs,
+      leaseMs: options.leaseMs,
+      pollMs: options.pollMs,
+      firstRetryMs: options.firstRetryMs,
+      store: new OutboxRepository(options.database),
+      consumers: () => [...new Set([...this.handlers.keys()].map((name) => name.split('\0')[0] as string))],
+      handle: (row, signal) => this.handle(row, signal),
+      claimSize: OUTBOX_CLAIM_SIZE,
+    });
+    // An administrator's retry of a dead letter, wherever it was asked: the owner of its consumer puts it back.
+    this.bus.on(DEAD_LETTER_RETRY_TOPIC, ({ queue }) => {
+      if (queue === OUTBOX_QUEUE) this.wake();
+    });
   }
 
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the caller's transaction, over its own tables
@@ -80,88 +91,29 @@ export class Outbox implements FactRecorder {
     if (!followed) this.bus.on(topic, () => this.wake());
   }
 
-  /**
-   * Refuses to go on when one of `modules` (those this process runs) declares a fact it registered
-   * no handler for: its rows would wait forever. Call it once the modules are created.
-   */
-  assertHandled(modules: readonly string[]): void {
-    for (const [topic, consumers] of Object.entries(this.consumers)) {
-      for (const module of consumers ?? []) {
-        if (modules.includes(module) && !this.handlers.has(key(module, topic))) throw new Error(`${module} consumes ${topic} but registered no handler for it`);
-      }
-    }
-  }
-
   start(): void {
-    if (this.handlers.size === 0 || !this.stopped) return;
-    this.stopped = false;
-    this.timer = setInterval(() => this.wake(), this.pollMs);
-    this.timer.unref();
-    this.wake();
+    this.queue.start();
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearInterval(this.timer);
-    await this.draining;
+  /** Stops claiming and waits for the pass in flight (a handler that ignores its signal is left to its lease). */
+  stop(): Promise<void> {
+    return this.queue.stop();
   }
 
   /** Looks for due facts now; a call during a pass makes the pass run once more. */
   wake(): void {
-    if (this.stopped) return;
-    if (this.draining) {
-      this.again = true;
-      return;
-    }
-    this.draining = this.drain()
-      .catch((error: unknown) => this.log.error({ err: error }, 'outbox: claiming facts failed'))
-      .finally(() => {
-        this.draining = undefined;
-      });
+    this.queue.wake();
   }
 
-  /**
-   * Runs every due fact of this process's consumers (tests and shutdown wait on it). Its pass is the
-   * process's pass: a wake-up meanwhile makes it run once more instead of starting a second pass
-   * that could claim a fact and leave this one to return before the fact is handled.
-   */
-  async drainNow(): Promise<void> {
-    while (this.draining) await this.draining;
-    if (this.handlers.size === 0) return;
-    const pass = this.drain();
-    this.draining = pass
-      .catch(() => undefined)
-      .finally(() => {
-        this.draining = undefined;
-      });
-    await pass;
+  /** Runs every due fact of this process's consumers, and the retries administrators asked for (tests and shutdown wait on it). */
+  drainNow(): Promise<void> {
+    return this.queue.drainNow();
   }
 
-  private async drain(): Promise<void> {
-    const modules = [...new Set([...this.handlers.keys()].map((name) => name.split('\0')[0] as string))];
-    do {
-      this.again = false;
-      const claimed = await this.repository.claim(modules, Date.now(), this.leaseMs, OUTBOX_CLAIM_SIZE);
-      const handled: number[] = [];
-      for (const row of claimed) if (await this.handle(row)) handled.push(row.id);
-      await this.repository.complete(handled);
-      if (claimed.length === OUTBOX_CLAIM_SIZE) this.again = true;
-    } while (this.again && !this.stopped);
-  }
-
-  /** Runs the row's handler; true when it succeeded, else the row waits for its retry. */
-  private async handle(row: OutboxRow): Promise<boolean> {
+  private async handle(row: OutboxRow, signal: AbortSignal): Promise<void> {
     const handler = this.handlers.get(key(row.consumer, row.topic));
-    try {
-      if (!handler) throw new Error(`no handler of ${row.topic} in ${row.consumer}`);
-      await handler(JSON.parse(row.payload));
-      return true;
-    } catch (error) {
-      const delay = Math.min(MAX_RETRY_MS, this.firstRetryMs * 2 ** Math.min(row.attempts - 1, 16));
-      this.log.error({ err: error, consumer: row.consumer, topic: row.topic, attempts: row.attempts }, 'outbox: handler failed; retrying');
-      await this.repository.retryLater(row.id, Date.now() + delay, String((error as Error)?.message ?? error).slice(0, 500));
-      return false;
-    }
+    if (!handler) throw new Error(`no handler of ${row.topic} in ${row.consumer}`);
+    await handler(JSON.parse(row.payload), signal);
   }
 }
 

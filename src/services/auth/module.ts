@@ -6,6 +6,7 @@ import { defineModule } from '../../platform/module.ts';
 import type { ModuleContext, ServiceModule } from '../../platform/module.ts';
 import { chooseRateLimiter } from '../../platform/rate-limit.ts';
 import type { RateLimiter } from '../../platform/rate-limit.ts';
+import { DeadLetterService } from '../../platform/work/dead-letter-service.ts';
 import { ProfileService } from './account/service.ts';
 import { UserAdminService } from './admin/service.ts';
 import { cookiePolicy } from './cookies.ts';
@@ -203,6 +204,7 @@ export async function createAuthModule(ctx: ModuleContext): Promise<AuthModule> 
         legalDocuments,
         legal: new LegalService(legalDocuments, userRepository),
         admin: new UserAdminService({ users: userRepository, sessions, twoFactor, statuses, bus }),
+        deadLetters: new DeadLetterService(database, bus),
         openId,
         cookies: cookiePolicy(config.publicUrl, config.ttl),
       });
@@ -222,7 +224,7 @@ export const authModule = defineModule({
   name: 'auth',
   migrations: authMigrations,
   routeAccess: authRouteAccess,
-  consumes: [],
+  consumes: {},
   provides: 'users',
   provide: (module: AuthModule) => module.api.users,
   // With Redis the auth service's user-changed events reach this process, so the directory's cache can follow them.

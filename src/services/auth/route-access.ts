@@ -1,4 +1,5 @@
 import type { RouteAccessTable } from '../../platform/http/access.ts';
+import { deadLetterRouteAccess } from '../../platform/work/dead-letter-routes.ts';
 
 /** Every route of the auth module and who may call it (docs/architecture.md, "Route access"). */
 export const authRouteAccess = {
@@ -40,6 +41,8 @@ export const authRouteAccess = {
   'GET /api/auth/users': 'admin',
   'GET /api/auth/users/:id': 'admin',
   'PUT /api/auth/users/:id': 'admin',
+  // The platform's durable work, administered with the accounts: a gateway in split mode forwards these to auth.
+  ...deadLetterRouteAccess,
 
   'GET /api/auth/internal/revoked-sessions': 'service',
   'GET /api/auth/internal/users': 'service',

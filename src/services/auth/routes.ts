@@ -6,6 +6,8 @@ import { registerAccountRoutes } from './account/routes.ts';
 import type { ProfileService } from './account/service.ts';
 import { registerAdminRoutes } from './admin/routes.ts';
 import type { UserAdminService } from './admin/service.ts';
+import { registerDeadLetterRoutes } from '../../platform/work/dead-letter-routes.ts';
+import type { DeadLetterService } from '../../platform/work/dead-letter-service.ts';
 import type { CookiePolicy } from './cookies.ts';
 import { registerInternalUserRoutes } from './internal/routes.ts';
 import type { LegalDocuments } from './legal/documents.ts';
@@ -45,6 +47,8 @@ export interface AuthRouteDeps {
   legalDocuments: LegalDocuments;
   legal: LegalService;
   admin: UserAdminService;
+  /** The platform's dead letters, administered here with the accounts (docs/architecture.md, "Durable work"). */
+  deadLetters: DeadLetterService;
   openId: OpenIdService;
   cookies: CookiePolicy;
 }
@@ -58,6 +62,7 @@ export async function registerAuthRoutes(app: HttpApp, deps: AuthRouteDeps): Pro
   registerTwoFactorRoutes(app, deps.twoFactor, deps.userRepository);
   registerLegalRoutes(app, deps.legalDocuments, deps.legal, deps.profiles);
   registerAdminRoutes(app, deps.admin);
+  registerDeadLetterRoutes(app, deps.deadLetters);
   registerInternalUserRoutes(app, deps.users);
   await registerOpenIdRoutes(app, { openId: deps.openId, profiles: deps.profiles, cookies: deps.cookies });
 }

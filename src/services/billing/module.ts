@@ -129,7 +129,7 @@ export const billingModule = defineModule({
   name: 'billing',
   migrations: billingMigrations,
   routeAccess: billingRouteAccess,
-  consumes: [],
+  consumes: {},
   provides: 'entitlement',
   provide: (module: BillingModule) => module.api.entitlement,
   remote: ({ client, bus }) => createRemoteEntitlement({ client, bus }),

@@ -46,6 +46,8 @@ const DEVICES_USAGE_ROUTE = '/api/devices/internal/usage/:userId';
 
 export interface DevicesModule extends ServiceModule {
   api: DeviceAccessApi;
+  /** Removes a deleted account's devices and shares (the `auth.user.deleted` fact). */
+  removeUserData(userId: number): Promise<void>;
 }
 
 /** Creates the module once its migrations have run. */
@@ -70,8 +72,6 @@ export async function createDevicesModule(ctx: ModuleContext, deps: DevicesDeps)
   const claimTokens = new ClaimTokenService(store, bus);
   const access = new DeviceAccessResolver(store.devices, users, caches.grants);
 
-  ctx.outbox.consume('devices', 'auth.user.deleted', ({ userId }) => devices.removeUserData(userId));
-
   const api: DeviceAccessApi = {
     accessFor: (userId, scope) => access.accessFor(userId, scope),
     exists: (deviceId) => devices.exists(deviceId),
@@ -85,6 +85,7 @@ export async function createDevicesModule(ctx: ModuleContext, deps: DevicesDeps)
   return {
     name: 'devices',
     api,
+    removeUserData: (userId) => devices.removeUserData(userId),
     registerRoutes(app) {
       registerHealthRoute(app, '/api/devices/health', 'device', database, 'devices');
       registerDeviceRoutes(app, { devices, sharing, claimTokens, rateLimiter });
@@ -99,7 +100,9 @@ export const devicesModule = defineModule({
   name: 'devices',
   migrations: devicesMigrations,
   routeAccess: devicesRouteAccess,
-  consumes: ['auth.user.deleted'],
+  consumes: {
+    'auth.user.deleted': (module, { userId }) => module.removeUserData(userId),
+  },
   provides: 'devices',
   provide: (module: DevicesModule) => module.api,
   remote: ({ client }) => remoteDevices(client),

@@ -9,6 +9,7 @@ import { chooseRateLimiter } from '../../platform/rate-limit.ts';
 import type { UserDirectory } from '../auth/users/directory.ts';
 import type { Entitlement } from '../billing/entitlement.ts';
 import type { DeviceAccessApi } from '../devices/access.ts';
+import type { StoredEventFact } from '../tracking/domain-events.ts';
 import { unavailableDevices, unavailableUsers } from '../tracking/access.ts';
 import { AddressGuard } from './channels/addresses.ts';
 import type { HostLookup } from './channels/addresses.ts';
@@ -56,6 +57,11 @@ const NOTIFICATIONS_USAGE_ROUTE = '/api/notifications/internal/usage/:userId';
 
 export interface NotificationsModule extends ServiceModule {
   worker: DeliveryWorker;
+  /** Turns stored events into deliveries (the `tracking.event.created` fact). */
+  planDeliveries(events: StoredEventFact[]): Promise<void>;
+  /** Forgets a deleted device's or account's rules and deliveries (the `devices.device.deleted` and `auth.user.deleted` facts). */
+  removeDevice(deviceId: number): Promise<void>;
+  removeUser(userId: number): Promise<void>;
 }
 
 /** The providers this server is configured for (docs/push-providers.md). */
@@ -129,17 +135,6 @@ export async function createNotificationsModule(ctx: ModuleContext, deps: Notifi
   const targets = new TargetService(repository, settings, guard, channels, webPushKey);
   const deliveries = new DeliveryService({ repository, users, senders, channels, plans: deps.entitlement, limiter, retryWindowMs: settings.retryWindowMs, sendTimeoutMs: settings.sendTimeoutMs, queued: announceQueued });
 
-  ctx.outbox.consume('notifications', 'tracking.event.created', async ({ events }) => {
-    if ((await planner.plan(events)) > 0) announceQueued();
-  });
-  ctx.outbox.consume('notifications', 'devices.device.deleted', async ({ deviceId }) => {
-    await repository.removeDevice(deviceId);
-    announceRulesChanged();
-  });
-  ctx.outbox.consume('notifications', 'auth.user.deleted', async ({ userId }) => {
-    await repository.removeUser(userId);
-    announceRulesChanged();
-  });
   bus.on('notifications.rules.changed', () => ruleIndex.invalidate());
   // Stored events are never published as the fact itself: their live hint wakes the outbox at once.
   bus.on('tracking.events.created', () => ctx.outbox.wake());
@@ -148,6 +143,17 @@ export async function createNotificationsModule(ctx: ModuleContext, deps: Notifi
   return {
     name: 'notifications',
     worker,
+    async planDeliveries(events) {
+      if ((await planner.plan(events)) > 0) announceQueued();
+    },
+    async removeDevice(deviceId) {
+      await repository.removeDevice(deviceId);
+      announceRulesChanged();
+    },
+    async removeUser(userId) {
+      await repository.removeUser(userId);
+      announceRulesChanged();
+    },
     registerRoutes(app) {
       registerHealthRoute(app, '/api/notifications/health', 'notifications', database, 'notifications');
       registerUserCountsRoute(app, NOTIFICATIONS_USAGE_ROUTE, counts);
@@ -168,7 +174,11 @@ export const notificationsModule = defineModule({
   name: 'notifications',
   migrations: notificationsMigrations,
   routeAccess: notificationsRouteAccess,
-  consumes: ['tracking.event.created', 'devices.device.deleted', 'auth.user.deleted'],
+  consumes: {
+    'tracking.event.created': (module, { events }) => module.planDeliveries(events),
+    'devices.device.deleted': (module, { deviceId }) => module.removeDevice(deviceId),
+    'auth.user.deleted': (module, { userId }) => module.removeUser(userId),
+  },
   remoteCounts: (client) => remoteUserCounts(client, NOTIFICATIONS_USAGE_ROUTE, NOTIFICATIONS_COUNTS),
   needs: ['devices', 'users', 'entitlement'],
   create: (ctx: ModuleContext, needs: NotificationsDeps) => createNotificationsModule(ctx, needs),

@@ -62,6 +62,10 @@ const TRACKING_USAGE_ROUTE = '/api/tracking/internal/usage/:userId';
 
 export interface TrackingModule extends ServiceModule {
   api: TrackingApi;
+  /** Removes a deleted device's positions, events and commands (the `devices.device.deleted` fact), after its writes in flight. */
+  removeDeviceData(deviceId: number): Promise<void>;
+  /** Removes a deleted account's geofences and commands (the `auth.user.deleted` fact). */
+  removeUserData(userId: number): Promise<void>;
   /** Device ingestion: the pipeline behind the listeners, and extra listeners (tests and benchmarks take free ports). */
   /** The history retention job (docs/tracking.md, "Retention"), scheduled by start() every RETENTION_INTERVAL. */
   retention: RetentionJob;
@@ -156,11 +160,6 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
     protocols.forget(deviceId);
     return pipeline.forgetDevice(deviceId);
   });
-  ctx.outbox.consume('tracking', 'devices.device.deleted', async ({ deviceId }) => {
-    await pipeline.forgetDevice(deviceId);
-    await positions.removeDevice(deviceId);
-    await commandRepository.removeDevice(deviceId);
-  });
   // Disabled, re-enabled or given other attributes: read again at once rather than within the TTL.
   bus.on('devices.access.changed', ({ deviceIds }) => pipeline.devicesChanged(deviceIds));
   bus.on('auth.user.deleted', ({ userId }) => {
@@ -169,10 +168,6 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
   });
   // Speed limits of geofences changed here or in another process: read again on next use.
   bus.on('tracking.geofences.changed', ({ ownerId }) => geofenceLimits.forget(ownerId));
-  ctx.outbox.consume('tracking', 'auth.user.deleted', async ({ userId }) => {
-    await geofences.removeUser(userId);
-    await commandRepository.removeUser(userId);
-  });
   bus.on('tracking.geofences.changed', (event) => geofences.onChanged(event));
 
   return {
@@ -181,6 +176,15 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
       storePositions: (batch) => positions.storeBatch(batch),
       storeEvents: (batch) => events.storeBatch(batch),
       geofencesContaining: (ownerId, point) => geofences.containing(ownerId, point),
+    },
+    async removeDeviceData(deviceId) {
+      await pipeline.forgetDevice(deviceId);
+      await positions.removeDevice(deviceId);
+      await commandRepository.removeDevice(deviceId);
+    },
+    async removeUserData(userId) {
+      await geofences.removeUser(userId);
+      await commandRepository.removeUser(userId);
     },
     async registerRoutes(app) {
       registerHealthRoute(app, '/api/tracking/health', 'tracking', database, 'tracking');
@@ -223,7 +227,10 @@ export const trackingModule = defineModule({
   name: 'tracking',
   migrations: trackingMigrations,
   routeAccess: trackingRouteAccess,
-  consumes: ['auth.user.deleted', 'devices.device.deleted'],
+  consumes: {
+    'auth.user.deleted': (module, { userId }) => module.removeUserData(userId),
+    'devices.device.deleted': (module, { deviceId }) => module.removeDeviceData(deviceId),
+  },
   remoteCounts: (client) => remoteUserCounts(client, TRACKING_USAGE_ROUTE, TRACKING_COUNTS),
   needs: ['devices', 'users', 'entitlement'],
   create: createTrackingModule,
