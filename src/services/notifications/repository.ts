@@ -448,9 +448,10 @@ async function replaceDevices(trx: Kysely<NotificationsTables>, ruleId: number, 
 
 /** `case column when key then free … else full end`: the room of each key listed, `full` for the others. */
 function roomFor(column: Expression<unknown>, listed: readonly (readonly [number | string, number])[], full: number): RawBuilder<number> {
-  if (listed.length === 0) return sql<number>`${full}`;
+  // Cast, so PostgreSQL types the parameters as numbers rather than text.
+  if (listed.length === 0) return sql<number>`cast(${full} as integer)`;
   return sql<number>`case ${column} ${sql.join(
-    listed.map(([key, free]) => sql`when ${key} then ${free}`),
+    listed.map(([key, free]) => sql`when ${key} then cast(${free} as integer)`),
     sql` `,
-  )} else ${full} end`;
+  )} else cast(${full} as integer) end`;
 }
