@@ -144,6 +144,7 @@ export class DeliveryWorker {
   }
 
   async #prune(): Promise<number> {
+    for (const [key, until] of this.#holds) if (until <= this.#now()) this.#holds.delete(key);
     const before = this.#now() - this.#options.retentionMs;
     let deleted = 0;
     for (;;) {
@@ -192,13 +193,13 @@ export class DeliveryWorker {
       for (const row of claimed) {
         const userId = Number(row.user_id);
         const host = row.channel === 'webhook' ? row.host : null;
-        count(this.#users, userId, 1);
-        if (host !== null) count(this.#hosts, host, 1);
+        tally(this.#users, userId, 1);
+        if (host !== null) tally(this.#hosts, host, 1);
         const sending = this.#dispatch(row)
           .catch((error: unknown) => this.#options.log.error({ err: error, delivery: row.delivery_id }, 'notifications: a delivery failed unexpectedly'))
           .finally(() => {
-            count(this.#users, userId, -1);
-            if (host !== null) count(this.#hosts, host, -1);
+            tally(this.#users, userId, -1);
+            if (host !== null) tally(this.#hosts, host, -1);
             this.#inFlight.delete(sending);
             this.wake();
           });
@@ -341,7 +342,7 @@ export class DeliveryWorker {
   }
 }
 
-function count<K>(counts: Map<K, number>, key: K, by: number): void {
+function tally<K>(counts: Map<K, number>, key: K, by: number): void {
   const next = (counts.get(key) ?? 0) + by;
   if (next > 0) counts.set(key, next);
   else counts.delete(key);
