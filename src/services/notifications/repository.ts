@@ -322,6 +322,23 @@ export class NotificationsRepository extends TableAccess<NotificationsTables> {
   }
 
   /**
+   * The waiting deliveries to one target that are not claimed wait until `until` (its circuit is
+   * open), in one statement: a webhook rule's, a push target's, or every mail (one relay).
+   */
+  async holdBackTarget(target: { channel: string; ruleId?: number; target?: string }, until: number): Promise<void> {
+    let query = this.db
+      .updateTable('notification_deliveries')
+      .set({ available_at: until })
+      .where('channel', '=', target.channel)
+      .where('state', '=', 'pending')
+      .where('claimed_at', 'is', null)
+      .where('available_at', '<', until);
+    if (target.ruleId !== undefined) query = query.where('rule_id', '=', target.ruleId);
+    if (target.target !== undefined) query = query.where('target', '=', target.target);
+    await query.execute();
+  }
+
+  /**
    * Deletes up to `limit` deliveries created before `before` that are sent, dropped, or collapsed
    * into a message no longer waiting; failed ones stay for their owner's failure list. Answers how
    * many went.

@@ -46,7 +46,7 @@ export interface NotificationsTables {
     target: string;
     /** Who and where it reaches (`<user>:mail`, `<user>:<push kind>:<target>`, `<user>:webhook:<rule>`): one delivery per (event, recipient); null on rows written before. */
     recipient: string | null;
-    /** A webhook's receiving host (host:port), counted by the per-host concurrency; null for other channels. */
+    /** A webhook's receiving host (host:port), or `mail` for the mail relay, counted by the per-host concurrency; null for push and web. */
     host: string | null;
     /** The event as the fact carried it (JSON). */
     payload: string;

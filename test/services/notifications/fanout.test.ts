@@ -8,6 +8,7 @@ import type { WebPushService } from '../../support/push-providers.ts';
 import { startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
 import { Client } from '../devices/helpers.ts';
+import { WebhookReceiver } from './helpers.ts';
 
 const RULES = 1000;
 const TARGETS = 20;
@@ -29,9 +30,11 @@ describeEachEngine('notification fan-out', (engine) => {
   let heavy: Client;
   let reader: Client;
   let heavyDevice: number;
+  let receiver: WebhookReceiver;
 
   before(async () => {
     pushService = await startWebPushService();
+    receiver = await WebhookReceiver.start();
     server = await startTestServer(engine, { NOTIFY_ALLOW_PRIVATE_URLS: 'true' });
     heavy = new Client(server, await server.login({ email: 'fanout-heavy@example.com' }));
     reader = new Client(server, await server.login({ email: 'fanout-reader@example.com' }));
@@ -50,6 +53,7 @@ describeEachEngine('notification fan-out', (engine) => {
   after(async () => {
     await server.dispose();
     await pushService.close();
+    await receiver.close();
   });
 
   async function readLatencies(until: () => boolean | Promise<boolean>): Promise<number[]> {
@@ -100,5 +104,27 @@ describeEachEngine('notification fan-out', (engine) => {
     assert.deepEqual(pushService.refused, []);
     // Generous: twice the baseline's 95th percentile and 25 ms, so a busy machine does not fail it, a stalled database does.
     assert.ok(figures.duringP95 <= 2 * figures.baselineP95 + 25, `reads during the fan-out: p95 ${figures.duringP95.toFixed(1)} ms against ${figures.baselineP95.toFixed(1)} ms before`);
+  });
+
+  it('writes a webhook per rule and one mail per user in several chunks, each once', async () => {
+    const user = new Client(server, await server.login({ email: 'fanout-hooks@example.com' }));
+    const deviceId = (await user.post('/api/devices/', { name: 'Hooked', uniqueId: 'fanout-hooked' })).body.id;
+    // More rules than one insert writes (200): the webhooks are a target each, the mails one.
+    const HOOKS = 450;
+    for (let index = 0; index < HOOKS; index += 25) {
+      const created = await Promise.all(
+        Array.from({ length: 25 }, (_, offset) =>
+          user.post('/api/notifications', { type: 'ignitionOn', deviceIds: [deviceId], channels: ['webhook', 'mail'], attributes: { webhookUrl: `${receiver.url}?rule=${index + offset}` } }),
+        ),
+      );
+      for (const rule of created) assert.equal(rule.status, 201, JSON.stringify(rule.body));
+    }
+    const [eventId] = await server.tracking!.api.storeEvents([{ type: 'ignitionOn', eventTime: Date.now(), deviceId, attributes: {} }]);
+    await eventually(() => receiver.received.length >= HOOKS, `${HOOKS} webhooks received (${receiver.received.length})`, 60_000);
+    const rows = (await server.database!.db.selectFrom('notification_deliveries' as never).select(['channel', 'rule_id'] as never[]).where('event_id' as never, '=', eventId as never).execute()) as unknown as { channel: string; rule_id: number }[];
+    assert.equal(rows.filter((row) => row.channel === 'webhook').length, HOOKS);
+    assert.equal(new Set(rows.filter((row) => row.channel === 'webhook').map((row) => Number(row.rule_id))).size, HOOKS, 'one per rule');
+    assert.equal(rows.filter((row) => row.channel === 'mail').length, 1, 'one mail for the user, whatever the rules');
+    assert.equal(new Set(receiver.received.map((call) => call.deliveryId)).size, HOOKS, 'each webhook once');
   });
 });

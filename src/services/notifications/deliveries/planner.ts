@@ -9,6 +9,9 @@ import type { Channel } from '../schemas.ts';
 /** Mail and push repeats to the same user and target of the same (device, type, alarm) within this window fold into one message. */
 export const COLLAPSE_WINDOW_MS = 60_000;
 
+/** The `host` of mail deliveries: the relay every mail goes through, counted like a webhook's host. */
+const MAIL_HOST = 'mail';
+
 const COLLAPSING = new Set<string>(['mail', 'webpush', 'fcm', 'apns']);
 const PUSH = new Set<string>(['webpush', 'fcm', 'apns']);
 
@@ -124,7 +127,8 @@ export class DeliveryPlanner {
           } else if (channel === 'webhook') {
             add(channel, `${userId}:webhook:${rule.id}`, { target: '', state: 'pending', host: webhookHost });
           } else {
-            add(channel, `${userId}:${channel}`, { target: '', state: 'pending' });
+            // Every user's mail goes through one relay: a host like a webhook's.
+            add(channel, `${userId}:${channel}`, { target: '', state: 'pending', host: MAIL_HOST });
           }
         }
       }

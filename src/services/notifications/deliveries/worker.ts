@@ -49,7 +49,7 @@ export interface WorkerOptions {
   /** Deliveries this process holds at once (sending, or waiting for their target), and sends per target. */
   concurrency?: number;
   perTarget?: number;
-  /** Deliveries one user has in hand in this process, and webhook calls to one host (host:port). */
+  /** Deliveries one user has in hand in this process, and calls to one webhook host (host:port) or to the mail relay. */
   perUser: number;
   perHost: number;
   webhookRatePerMinute: number;
@@ -74,7 +74,7 @@ export class DeliveryWorker {
   readonly #guard: TargetGuard;
   readonly #concurrency: number;
   readonly #inFlight = new Set<Promise<void>>();
-  /** Deliveries in hand per user, and webhook calls per host, in this process. */
+  /** Deliveries in hand per user, and calls per webhook host (and to the mail relay), in this process. */
   readonly #users = new Map<number, number>();
   readonly #hosts = new Map<string, number>();
   readonly #rates: ReadonlyMap<string, ChannelRate>;
@@ -192,7 +192,7 @@ export class DeliveryWorker {
       taken += claimed.length;
       for (const row of claimed) {
         const userId = Number(row.user_id);
-        const host = row.channel === 'webhook' ? row.host : null;
+        const host = row.host;
         tally(this.#users, userId, 1);
         if (host !== null) tally(this.#hosts, host, 1);
         const sending = this.#dispatch(row)
@@ -251,6 +251,8 @@ export class DeliveryWorker {
     const admission = await this.#guard.acquire(targetKey);
     if (!admission.go) {
       metrics.outcome(channel, 'postponed');
+      // An open circuit: the target's other waiting deliveries wait for the cool-down too, unclaimed.
+      if (admission.open) await repository.holdBackTarget(row.target !== '' ? { channel, target: row.target } : channel === 'mail' ? { channel } : { channel, ruleId: Number(row.rule_id) }, admission.retryAt);
       await repository.postpone(id, admission.retryAt);
       return;
     }

@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
  * What reaches a person is one delivery per (event, recipient), whatever number of rules match: the
  * recipient names the user and target (`<user>:mail`, `<user>:<push kind>:<target>`,
  * `<user>:webhook:<rule>`), unique per event. Rows written before have none and keep their old key.
- * `host` is a webhook's receiving host, which the worker's per-host concurrency counts.
+ * `host` is a webhook's receiving host (or the mail relay), which the worker's per-host concurrency counts.
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- migrations see the raw schema
 export async function up(db: Kysely<any>): Promise<void> {
