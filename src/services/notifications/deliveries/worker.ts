@@ -1,4 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate as turn, setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import type { RateLimiter, RateRule } from '../../../platform/rate-limit.ts';
 import type { UserDirectory } from '../../auth/users/directory.ts';
@@ -222,6 +222,9 @@ export class DeliveryWorker {
   }
 
   async #dispatch(row: DeliveryRow): Promise<void> {
+    // Each delivery starts in a turn of its own: on SQLite its queries complete without giving the
+    // event loop back, so a claim's deliveries run back to back would hold requests waiting meanwhile.
+    await turn();
     const { repository, metrics } = this.#options;
     const id = Number(row.id);
     const channel = row.channel as Channel;
