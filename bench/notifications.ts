@@ -54,7 +54,7 @@ async function startReceiver() {
   };
 }
 
-function percentile(values: number[], share: number): number {
+export function percentile(values: number[], share: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor(share * sorted.length))] ?? Number.NaN;
 }
@@ -117,7 +117,7 @@ class AlarmSource {
   }
 }
 
-async function api(base: string, token: string, method: 'GET' | 'POST', url: string, body?: unknown) {
+export async function api(base: string, token: string, method: 'GET' | 'POST', url: string, body?: unknown) {
   const response = await request(`${base}${url}`, {
     method,
     headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },

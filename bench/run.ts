@@ -11,6 +11,7 @@ import { benchIngestion } from './ingestion.ts';
 import { benchPlans } from './plans.ts';
 import { benchRegression } from './regression.ts';
 import { benchNotifications } from './notifications.ts';
+import { benchNotificationFanout } from './notification-fanout.ts';
 import { benchOutbox } from './outbox.ts';
 import { comparePair, measureThroughput } from './measure.ts';
 import { benchScale } from './scale.ts';
@@ -76,6 +77,7 @@ try {
     ['Web', () => benchWeb()],
     ['Decode-new', async () => benchDecodeNewProtocols()],
     ['Notifications', () => benchNotifications()],
+    ['Notification fan-out', () => benchNotificationFanout()],
     ['Outbox', () => benchOutbox()],
   ];
   // `npm run bench -- gateway ingestion` runs only the named sections.

@@ -149,6 +149,13 @@ export interface NotificationsConfig {
   leaseMs: number;
   /** NOTIFY_SEND_TIMEOUT: ms one attempt (a webhook call, a push request, a mail) may take. */
   sendTimeoutMs: number;
+  /** NOTIFY_WEBHOOK_RATE: webhook calls one user's deliveries make per minute; the rest wait for the next minute. */
+  webhookRatePerMinute: number;
+  /** NOTIFY_USER_CONCURRENCY and NOTIFY_HOST_CONCURRENCY: deliveries in hand per user, and webhook calls per receiving host, in one process. */
+  userConcurrency: number;
+  hostConcurrency: number;
+  /** NOTIFY_DELIVERY_RETENTION: ms sent, collapsed and dropped deliveries are kept (failed ones stay until their rule goes). */
+  deliveryRetentionMs: number;
   /** MAX_NOTIFICATION_RULES_PER_USER and MAX_PUSH_TARGETS_PER_USER. */
   rulesPerUser: number;
   targetsPerUser: number;
@@ -202,6 +209,10 @@ export function loadConfig(env: Env = process.env): Config {
     retryWindowMs: read.int('NOTIFY_RETRY_WINDOW', 86_400_000, 1, 7 * 86_400_000),
     leaseMs: read.int('NOTIFY_DELIVERY_LEASE', 60_000, 100, 3_600_000),
     sendTimeoutMs: read.int('NOTIFY_SEND_TIMEOUT', 10_000, 100, 300_000),
+    webhookRatePerMinute: read.int('NOTIFY_WEBHOOK_RATE', 600, 1, 1_000_000),
+    userConcurrency: read.int('NOTIFY_USER_CONCURRENCY', 16, 1, 256),
+    hostConcurrency: read.int('NOTIFY_HOST_CONCURRENCY', 8, 1, 256),
+    deliveryRetentionMs: read.int('NOTIFY_DELIVERY_RETENTION', 7 * 86_400_000, 60_000, 365 * 86_400_000),
     rulesPerUser: read.int('MAX_NOTIFICATION_RULES_PER_USER', 1000, 1, 1_000_000),
     targetsPerUser: read.int('MAX_PUSH_TARGETS_PER_USER', 20, 1, 1000),
   };

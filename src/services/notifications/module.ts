@@ -119,11 +119,24 @@ export async function createNotificationsModule(ctx: ModuleContext, deps: Notifi
     retryDelayMs: settings.retryDelayMs,
     leaseMs: settings.leaseMs,
     sendTimeoutMs: settings.sendTimeoutMs,
+    perUser: settings.userConcurrency,
+    perHost: settings.hostConcurrency,
+    webhookRatePerMinute: settings.webhookRatePerMinute,
+    retentionMs: settings.deliveryRetentionMs,
     now,
   });
   // Without Redis no other instance's rule changes reach this one: the index is then read again every 2 s.
   const ruleIndex = new RuleIndex(repository, config.redisUrl ? 60_000 : 2_000);
-  const planner = new DeliveryPlanner({ repository, rules: ruleIndex, devices, channels, plans: deps.entitlement, retryWindowMs: settings.retryWindowMs, now });
+  const planner = new DeliveryPlanner({
+    repository,
+    rules: ruleIndex,
+    devices,
+    channels,
+    plans: deps.entitlement,
+    retryWindowMs: settings.retryWindowMs,
+    heldUntil: (userId, channel) => worker.heldUntil(userId, channel),
+    now,
+  });
   const hint = (topic: 'notifications.deliveries.queued' | 'notifications.rules.changed') => () => {
     bus.publish(topic, {}).catch((error: unknown) => log.warn({ err: error, topic }, 'notifications: a hint was not published'));
   };

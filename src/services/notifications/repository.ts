@@ -1,4 +1,5 @@
-import type { Insertable, Kysely, Selectable } from 'kysely';
+import { sql } from 'kysely';
+import type { Expression, Insertable, Kysely, RawBuilder, Selectable } from 'kysely';
 import type { Database } from '../../platform/db/database.ts';
 import { lockKey } from '../../platform/db/locks.ts';
 import { TableAccess } from '../../platform/db/table-access.ts';
@@ -23,6 +24,17 @@ export interface RuleFields {
 }
 
 const ID_CHUNK = 1000;
+/** Deliveries one insert writes: 200 rows of 20 columns stay far below SQLite's bound-parameter limit. */
+const QUEUE_CHUNK = 200;
+
+/** How many more deliveries each user and webhook host may take in one claim. */
+export interface ClaimRoom {
+  perUser: number;
+  perHost: number;
+  /** Users with deliveries in hand here, and how many more each may take (0: none). */
+  users: ReadonlyMap<number, number>;
+  hosts: ReadonlyMap<string, number>;
+}
 
 /** Rules, push targets and deliveries: the only code that touches the module's tables. */
 export class NotificationsRepository extends TableAccess<NotificationsTables> {
@@ -191,77 +203,180 @@ export class NotificationsRepository extends TableAccess<NotificationsTables> {
   // Deliveries
 
   /**
-   * Inserts the deliveries of one fact; an (event, rule, channel, target) queued already is left as
-   * it is (a fact handled twice queues nothing twice). A mail or push delivery whose collapse key
-   * has a message waiting for its window is recorded as collapsed into it; one whose key was sent
-   * within `windowMs` waits for the end of that window, so the repeats fold into it.
+   * Inserts the deliveries of a batch of facts, in chunks of multi-row inserts, each chunk its own
+   * short transaction, so no transaction grows with the number of rows. A delivery whose (event,
+   * recipient) is queued already is left as it is (a fact handled twice queues nothing twice). A mail
+   * or push delivery whose collapse key has a message waiting for its window is recorded as collapsed
+   * into it; one whose key was sent or queued within `windowMs` waits for the end of that window, so
+   * the repeats fold into it.
    */
   async queue(rows: readonly NewDeliveryRow[], now: number, windowMs: number): Promise<number> {
-    if (rows.length === 0) return 0;
+    let queued = 0;
+    for (let at = 0; at < rows.length; at += QUEUE_CHUNK) queued += await this.#queueChunk(rows.slice(at, at + QUEUE_CHUNK), now, windowMs);
+    return queued;
+  }
+
+  async #queueChunk(rows: readonly NewDeliveryRow[], now: number, windowMs: number): Promise<number> {
+    const keys = [...new Set(rows.map((row) => row.collapse_key).filter((key): key is string => typeof key === 'string'))];
     return this.db.transaction().execute(async (trx) => {
-      let queued = 0;
-      for (const row of rows) {
-        let values: NewDeliveryRow = row;
-        if (row.collapse_key) {
-          let waiting = trx
-            .selectFrom('notification_deliveries')
-            .select(['id'])
-            .where('collapse_key', '=', row.collapse_key)
-            .where('state', '=', 'pending')
-            .where('claimed_at', 'is', null)
-            .where('available_at', '>', now)
-            .where('collapsed_into', 'is', null);
-          // Locked, so a worker claiming it meanwhile either waits for this or is seen to have taken it.
-          if (this.engine === 'postgres') waiting = waiting.forUpdate();
-          const carrier = await waiting.executeTakeFirst();
-          if (carrier) {
-            values = { ...row, state: 'collapsed', collapsed_into: Number(carrier.id), available_at: now };
-          } else {
-            const last = await trx
-              .selectFrom('notification_deliveries')
-              .select('created_at')
-              .where('collapse_key', '=', row.collapse_key)
-              .where('created_at', '>', now - windowMs)
-              .where('state', 'in', ['pending', 'sent'])
-              .orderBy('created_at', 'desc')
-              .executeTakeFirst();
-            if (last) values = { ...row, available_at: Number(last.created_at) + windowMs };
-          }
-        }
-        const inserted = await trx
-          .insertInto('notification_deliveries')
-          .values(values)
-          .onConflict((oc) => oc.columns(['event_id', 'rule_id', 'channel', 'target']).doNothing())
-          .returning('id')
-          .executeTakeFirst();
-        if (inserted) queued += 1;
+      // Per collapse key: the waiting message repeats fold into (a stored id, or a row of this chunk), and when the last one was queued.
+      const carriers = new Map<string, number | NewDeliveryRow>();
+      const lastQueued = new Map<string, number>();
+      if (keys.length > 0) {
+        let waiting = trx
+          .selectFrom('notification_deliveries')
+          .select(['id', 'collapse_key'])
+          .where('collapse_key', 'in', keys)
+          .where('state', '=', 'pending')
+          .where('claimed_at', 'is', null)
+          .where('available_at', '>', now)
+          .where('collapsed_into', 'is', null)
+          .orderBy('id');
+        // Locked, so a worker claiming one meanwhile either waits for this or is seen to have taken it.
+        if (this.engine === 'postgres') waiting = waiting.forUpdate();
+        for (const row of await waiting.execute()) if (!carriers.has(row.collapse_key as string)) carriers.set(row.collapse_key as string, Number(row.id));
+        const recent = await trx
+          .selectFrom('notification_deliveries')
+          .select((eb) => ['collapse_key', eb.fn.max('created_at').as('last')])
+          .where('collapse_key', 'in', keys)
+          .where('created_at', '>', now - windowMs)
+          .where('state', 'in', ['pending', 'sent'])
+          .groupBy('collapse_key')
+          .execute();
+        for (const row of recent) lastQueued.set(row.collapse_key as string, Number(row.last));
       }
-      return queued;
+      // In the events' order; a repeat of a row of this chunk learns its carrier's id once both are written.
+      const values: NewDeliveryRow[] = [];
+      const following = new Map<string, NewDeliveryRow>();
+      for (const row of rows) {
+        const key = row.collapse_key;
+        const carrier = key ? carriers.get(key) : undefined;
+        if (!key) {
+          values.push(row);
+        } else if (carrier !== undefined) {
+          const repeat = { ...row, state: 'collapsed', available_at: now, collapsed_into: typeof carrier === 'number' ? carrier : null };
+          if (typeof carrier !== 'number') following.set(repeat.delivery_id, carrier);
+          values.push(repeat);
+        } else {
+          const last = lastQueued.get(key);
+          const first = last === undefined ? row : { ...row, available_at: Math.max(Number(row.available_at), last + windowMs) };
+          values.push(first);
+          if (Number(first.available_at) > now) carriers.set(key, first);
+          lastQueued.set(key, Number(first.created_at));
+        }
+      }
+      if (values.length === 0) return 0;
+      const inserted = await trx.insertInto('notification_deliveries').values(values).onConflict((oc) => oc.doNothing()).returning(['id', 'delivery_id']).execute();
+      const ids = new Map(inserted.map((row) => [row.delivery_id, Number(row.id)]));
+      const repeatsOf = new Map<number, number[]>();
+      for (const [deliveryId, carrier] of following) {
+        const repeat = ids.get(deliveryId);
+        const into = ids.get(carrier.delivery_id);
+        // Both are new, or both were queued when the fact was handled before.
+        if (repeat === undefined || into === undefined) continue;
+        repeatsOf.set(into, [...(repeatsOf.get(into) ?? []), repeat]);
+      }
+      for (const [into, repeats] of repeatsOf) await trx.updateTable('notification_deliveries').set({ collapsed_into: into }).where('id', 'in', repeats).execute();
+      return inserted.length;
     });
   }
 
   /**
-   * Takes up to `limit` due deliveries for `leaseMs`, in one statement: concurrent workers on
-   * PostgreSQL skip each other's locked rows; SQLite has a single writer. A worker that dies
-   * holding one leaves it to be claimed again when the lease ends.
+   * Takes up to `limit` due deliveries for `leaseMs`, in one statement, turn by turn across users
+   * (each user's oldest first, then each one's second, …), so one user's backlog never stands in
+   * front of another's. Users and webhook hosts at their concurrency in this process are skipped, not
+   * claimed and put back: `room` says how many more each may take. Concurrent workers on PostgreSQL
+   * each update only rows still due, so none is claimed twice; SQLite has a single writer. A worker
+   * that dies holding one leaves it to be claimed again when the lease ends.
    */
-  async claim(now: number, leaseMs: number, limit: number): Promise<DeliveryRow[]> {
-    const rows = await this.db
+  async claim(now: number, leaseMs: number, limit: number, room: ClaimRoom): Promise<DeliveryRow[]> {
+    const fullUsers = [...room.users].filter(([, free]) => free <= 0).map(([user]) => user);
+    const fullHosts = [...room.hosts].filter(([, free]) => free <= 0).map(([host]) => host);
+    const userRoom = roomFor(sql.ref('user_id'), [...room.users].filter(([, free]) => free > 0), room.perUser);
+    const hostRoom = roomFor(sql.ref('host'), [...room.hosts].filter(([, free]) => free > 0), room.perHost);
+    const skipUsers = fullUsers.length > 0 ? sql`and user_id not in (${sql.join(fullUsers)})` : sql``;
+    const skipHosts = fullHosts.length > 0 ? sql`and (host is null or host not in (${sql.join(fullHosts)}))` : sql``;
+    const result = await sql<DeliveryRow>`
+      update notification_deliveries set available_at = ${now + leaseMs}, claimed_at = ${now}
+      where id in (
+        select id from (
+          select id, user_id, host, available_at,
+            row_number() over (partition by user_id order by available_at, id) as user_turn,
+            row_number() over (partition by host order by available_at, id) as host_turn
+          from notification_deliveries
+          where state = 'pending' and available_at <= ${now} ${skipUsers} ${skipHosts}
+        ) ranked
+        where user_turn <= ${userRoom} and (host is null or host_turn <= ${hostRoom})
+        order by user_turn, available_at, id
+        limit ${limit}
+      ) and state = 'pending' and available_at <= ${now}
+      returning *`.execute(this.db);
+    return result.rows.sort((a, b) => Number(a.available_at) - Number(b.available_at) || Number(a.id) - Number(b.id));
+  }
+
+  /**
+   * A user's waiting deliveries on `channels` that are not claimed wait until `until` (the end of
+   * the rate window that holds them back), in one statement: none is claimed before then.
+   */
+  async holdBack(userId: number, channels: readonly string[], until: number): Promise<void> {
+    await this.db
       .updateTable('notification_deliveries')
-      .set({ available_at: now + leaseMs, claimed_at: now })
-      .where('id', 'in', (eb) => {
-        const due = eb
-          .selectFrom('notification_deliveries')
-          .select('id')
-          .where('state', '=', 'pending')
-          .where('available_at', '<=', now)
-          .orderBy('available_at')
-          .limit(limit);
-        return this.engine === 'postgres' ? due.forUpdate().skipLocked() : due;
-      })
-      .returningAll()
+      .set({ available_at: until })
+      .where('user_id', '=', userId)
+      .where('channel', 'in', channels)
+      .where('state', '=', 'pending')
+      .where('claimed_at', 'is', null)
+      .where('available_at', '<', until)
       .execute();
-    return rows.sort((a, b) => Number(a.available_at) - Number(b.available_at) || Number(a.id) - Number(b.id));
+  }
+
+  /**
+   * The waiting deliveries to one target that are not claimed wait until `until` (its circuit is
+   * open), in one statement: a webhook rule's, a push target's, or every mail (one relay).
+   */
+  async holdBackTarget(target: { channel: string; ruleId?: number; target?: string }, until: number): Promise<void> {
+    let query = this.db
+      .updateTable('notification_deliveries')
+      .set({ available_at: until })
+      .where('channel', '=', target.channel)
+      .where('state', '=', 'pending')
+      .where('claimed_at', 'is', null)
+      .where('available_at', '<', until);
+    if (target.ruleId !== undefined) query = query.where('rule_id', '=', target.ruleId);
+    if (target.target !== undefined) query = query.where('target', '=', target.target);
+    await query.execute();
+  }
+
+  /**
+   * Deletes up to `limit` deliveries created before `before` that are sent, dropped, or collapsed
+   * into a message no longer waiting; failed ones stay for their owner's failure list. Answers how
+   * many went.
+   */
+  async pruneDone(before: number, limit: number): Promise<number> {
+    const result = await this.db
+      .deleteFrom('notification_deliveries')
+      .where('id', 'in', (eb) =>
+        eb
+          .selectFrom('notification_deliveries as done')
+          .select('done.id')
+          .where('done.created_at', '<', before)
+          .where((where) =>
+            where.or([
+              where('done.state', 'in', ['sent', 'dropped']),
+              where.and([
+                where('done.state', '=', 'collapsed'),
+                where.not(
+                  where.exists(
+                    where.selectFrom('notification_deliveries as carrier').select('carrier.id').whereRef('carrier.id', '=', 'done.collapsed_into').where('carrier.state', '=', 'pending'),
+                  ),
+                ),
+              ]),
+            ]),
+          )
+          .limit(limit),
+      )
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
   }
 
   /** How many deliveries were collapsed into this one. */
@@ -360,4 +475,14 @@ async function replaceDevices(trx: Kysely<NotificationsTables>, ruleId: number, 
       .values(unique.slice(at, at + ID_CHUNK).map((deviceId) => ({ rule_id: ruleId, device_id: deviceId })))
       .execute();
   }
+}
+
+/** `case column when key then free … else full end`: the room of each key listed, `full` for the others. */
+function roomFor(column: Expression<unknown>, listed: readonly (readonly [number | string, number])[], full: number): RawBuilder<number> {
+  // Cast, so PostgreSQL types the parameters as numbers rather than text.
+  if (listed.length === 0) return sql<number>`cast(${full} as integer)`;
+  return sql<number>`case ${column} ${sql.join(
+    listed.map(([key, free]) => sql`when ${key} then cast(${free} as integer)`),
+    sql` `,
+  )} else cast(${full} as integer) end`;
 }

@@ -37,17 +37,22 @@ export interface NotificationsTables {
     /** The stable id a receiver deduplicates by (Trackstack-Delivery). */
     delivery_id: string;
     user_id: number;
+    /** The rule that queued it; for web, mail and push, the first of the owner's rules that matched the event. */
     rule_id: number;
     event_id: number;
     device_id: number;
     channel: string;
-    /** A push target's id; '' for channels with one target per rule (web, mail, webhook). */
+    /** A push target's id; '' for the other channels (web and mail: one per user; webhook: one per rule). */
     target: string;
+    /** Who and where it reaches (`<user>:mail`, `<user>:<push kind>:<target>`, `<user>:webhook:<rule>`): one delivery per (event, recipient); null on rows written before. */
+    recipient: string | null;
+    /** A webhook's receiving host (host:port), or `mail` for the mail relay, counted by the per-host concurrency; null for push and web. */
+    host: string | null;
     /** The event as the fact carried it (JSON). */
     payload: string;
     /** pending | sent | failed | collapsed | dropped */
     state: string;
-    /** Mail and push: (rule, device, type, alarm, channel, target); repeats within the window fold into one message. */
+    /** Mail and push: (user, device, type, alarm, channel, target); repeats within the window fold into one message. */
     collapse_key: string | null;
     /** A collapsed delivery: the one whose message counts it. */
     collapsed_into: number | null;

@@ -13,8 +13,8 @@ interface TargetState {
   waiting: (() => void)[];
 }
 
-/** Go ahead (a slot is held until `release`), or come back at `retryAt`. */
-export type Admission = { go: true } | { go: false; retryAt: number };
+/** Go ahead (a slot is held until `release`), or come back at `retryAt`: the circuit is `open`, or the target too busy. */
+export type Admission = { go: true } | { go: false; retryAt: number; open: boolean };
 
 const GO: Admission = { go: true };
 
@@ -37,19 +37,19 @@ export class TargetGuard {
   async acquire(target: string): Promise<Admission> {
     const state = this.#state(target);
     const now = this.#now();
-    if (state.openUntil > now) return { go: false, retryAt: state.openUntil };
+    if (state.openUntil > now) return { go: false, retryAt: state.openUntil, open: true };
     // Half open: one probe at a time until a success closes the circuit.
     const limit = state.failures >= FAILURES_TO_OPEN ? 1 : this.#perTarget;
     if (state.inFlight < limit) {
       state.inFlight += 1;
       return GO;
     }
-    if (state.waiting.length >= MAX_WAITING) return { go: false, retryAt: now + 1000 };
+    if (state.waiting.length >= MAX_WAITING) return { go: false, retryAt: now + 1000, open: false };
     // The slot is handed over by release(), still counted in inFlight.
     await new Promise<void>((resolve) => state.waiting.push(resolve));
     if (state.openUntil > this.#now()) {
       this.#handOver(target, state);
-      return { go: false, retryAt: state.openUntil };
+      return { go: false, retryAt: state.openUntil, open: true };
     }
     return GO;
   }

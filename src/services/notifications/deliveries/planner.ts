@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setImmediate as turn } from 'node:timers/promises';
 import type { Entitlement } from '../../billing/entitlement.ts';
 import type { DeviceAccess, DeviceAccessApi } from '../../devices/access.ts';
 import type { StoredEventFact } from '../../tracking/domain-events.ts';
@@ -6,8 +7,14 @@ import type { NewDeliveryRow, NotificationsRepository, TargetRow } from '../repo
 import type { RuleIndex } from './rule-index.ts';
 import type { Channel } from '../schemas.ts';
 
-/** Mail and push repeats of the same (rule, device, type, alarm) within this window fold into one message. */
+/** Mail and push repeats to the same user and target of the same (device, type, alarm) within this window fold into one message. */
 export const COLLAPSE_WINDOW_MS = 60_000;
+
+/** The `host` of mail deliveries: the relay every mail goes through, counted like a webhook's host. */
+const MAIL_HOST = 'mail';
+
+/** Rules matched between two turns given to the rest of the process. */
+const YIELD_EVERY = 100;
 
 const COLLAPSING = new Set<string>(['mail', 'webpush', 'fcm', 'apns']);
 const PUSH = new Set<string>(['webpush', 'fcm', 'apns']);
@@ -34,14 +41,18 @@ export interface PlannerOptions {
   /** Billing's plans: a channel the rule owner's plan lacks now is recorded as dropped, not sent; undefined: no plan applies. */
   plans: Entitlement | undefined;
   retryWindowMs: number;
+  /** Until when a user's deliveries on the channel are held back by its rate (the worker's word); such deliveries are queued for then. */
+  heldUntil?: (userId: number, channel: string) => number | undefined;
   now?: () => number;
 }
 
 /**
  * Turns stored events (the fact 'tracking.event.created') into deliveries: for each event the rules
  * of its type that may apply to its device, kept when their owner may be notified of the device now
- * and, for alarm rules, when the alarm is one they name; then one delivery per channel and target.
- * Runs again harmlessly: a delivery is unique per (event, rule, channel, target).
+ * and, for alarm rules, when the alarm is one they name; then one delivery per (event, recipient),
+ * whatever the number of rules that match: a user's mail address, each of their push targets, and
+ * each webhook rule's URL. A recipient's delivery carries the first of its rules that matched.
+ * Runs again harmlessly: a delivery is unique per (event, recipient).
  */
 export class DeliveryPlanner {
   readonly #options: PlannerOptions;
@@ -70,30 +81,61 @@ export class DeliveryPlanner {
     const now = this.#now();
     const rows: NewDeliveryRow[] = [];
     for (const event of events) {
-      for (const { row: rule, alarms } of await this.#options.rules.rulesFor(event.type, event.deviceId)) {
+      const payload = JSON.stringify(event);
+      const alarm = alarmOf(event) ?? '';
+      // The recipients this event has reached already: a later rule adds nothing for them.
+      const planned = new Set<string>();
+      let matched = 0;
+      for (const { row: rule, alarms, webhookHost } of await this.#options.rules.rulesFor(event.type, event.deviceId)) {
+        // Matching runs on cached answers that never give the event loop back: other requests get a turn now and then.
+        if (++matched % YIELD_EVERY === 0) await turn();
         if (!matchesAlarm(alarms, event)) continue;
         const userId = Number(rule.user_id);
         if (!mayNotify(await accessOf(userId), event.deviceId, rule.always === 1)) continue;
-        const payload = JSON.stringify(event);
-        const base = { user_id: userId, rule_id: Number(rule.id), event_id: event.id, device_id: event.deviceId, payload, attempts: 0, claimed_at: null, collapsed_into: null, sent_at: null, last_error: null, created_at: now, expires_at: now + this.#options.retryWindowMs, available_at: now };
+        const add = (channel: string, recipient: string, values: Pick<NewDeliveryRow, 'target' | 'state'> & Partial<NewDeliveryRow>) => {
+          if (planned.has(recipient)) return;
+          planned.add(recipient);
+          const heldUntil = values.state === 'pending' ? (this.#options.heldUntil?.(userId, channel) ?? now) : now;
+          rows.push({
+            delivery_id: randomUUID(),
+            user_id: userId,
+            rule_id: Number(rule.id),
+            event_id: event.id,
+            device_id: event.deviceId,
+            channel,
+            recipient,
+            host: null,
+            payload,
+            attempts: 0,
+            claimed_at: null,
+            collapsed_into: null,
+            collapse_key: COLLAPSING.has(channel) ? [userId, event.deviceId, event.type, alarm, channel, values.target].join(':') : null,
+            sent_at: null,
+            last_error: null,
+            created_at: now,
+            expires_at: now + this.#options.retryWindowMs,
+            available_at: Math.max(now, heldUntil),
+            ...values,
+          });
+        };
         for (const channel of JSON.parse(rule.channels) as string[]) {
           if (!available.has(channel as Channel)) continue;
           // Billing caches the plan: this costs a map lookup per rule and channel.
           if (this.#options.plans && !(await this.#options.plans.hasFeature(userId, { channel }))) {
             // Recorded, so its owner sees why nothing came; never sent nor retried.
-            rows.push({ ...base, delivery_id: randomUUID(), channel, target: '', state: 'dropped', last_error: notInPlan(channel), collapse_key: null });
-            continue;
-          }
-          const collapse = (target: string) => (COLLAPSING.has(channel) ? [rule.id, event.deviceId, event.type, alarmOf(event) ?? '', channel, target].join(':') : null);
-          if (channel === 'web') {
+            add(channel, `${userId}:${channel}`, { target: '', state: 'dropped', last_error: notInPlan(channel), collapse_key: null });
+          } else if (channel === 'web') {
             // The live socket already carries the event; the web app shows it as a browser notification.
-            rows.push({ ...base, delivery_id: randomUUID(), channel, target: '', state: 'sent', sent_at: now, collapse_key: null });
+            add(channel, `${userId}:web`, { target: '', state: 'sent', sent_at: now });
           } else if (PUSH.has(channel)) {
             for (const target of (await targetsOf(userId)).filter((row) => row.kind === channel)) {
-              rows.push({ ...base, delivery_id: randomUUID(), channel, target: String(target.id), state: 'pending', collapse_key: collapse(String(target.id)) });
+              add(channel, `${userId}:${channel}:${target.id}`, { target: String(target.id), state: 'pending' });
             }
+          } else if (channel === 'webhook') {
+            add(channel, `${userId}:webhook:${rule.id}`, { target: '', state: 'pending', host: webhookHost });
           } else {
-            rows.push({ ...base, delivery_id: randomUUID(), channel, target: '', state: 'pending', collapse_key: collapse('') });
+            // Every user's mail goes through one relay: a host like a webhook's.
+            add(channel, `${userId}:${channel}`, { target: '', state: 'pending', host: MAIL_HOST });
           }
         }
       }

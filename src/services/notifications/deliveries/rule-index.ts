@@ -6,6 +6,8 @@ export interface IndexedRule {
   row: RuleRow;
   /** The alarms an alarm rule is narrowed to; undefined for every alarm. */
   alarms: Set<string> | undefined;
+  /** The host (host:port) of its webhook URL, which per-host concurrency counts; null without one. */
+  webhookHost: string | null;
 }
 
 interface TypeIndex {
@@ -63,9 +65,17 @@ export class RuleIndex {
   async #load(type: string): Promise<TypeIndex> {
     const loadedAt = Date.now();
     const { always, named } = await this.#repository.rulesOfType(type);
-    const indexed = (row: RuleRow): IndexedRule => ({ row, alarms: alarmsOf(JSON.parse(row.attributes) as Record<string, unknown>) });
+    const indexed = (row: RuleRow): IndexedRule => {
+      const attributes = JSON.parse(row.attributes) as Record<string, unknown>;
+      return { row, alarms: alarmsOf(attributes), webhookHost: hostOf(attributes.webhookUrl) };
+    };
     const byDevice = new Map<number, IndexedRule[]>();
     for (const [deviceId, rows] of named) byDevice.set(deviceId, rows.map(indexed));
     return { always: always.map(indexed), byDevice, loadedAt };
   }
+}
+
+function hostOf(url: unknown): string | null {
+  if (typeof url !== 'string') return null;
+  return URL.parse(url)?.host.slice(0, 300) ?? null;
 }

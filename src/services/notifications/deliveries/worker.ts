@@ -1,3 +1,4 @@
+import { setImmediate as turn, setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import type { RateLimiter, RateRule } from '../../../platform/rate-limit.ts';
 import type { UserDirectory } from '../../auth/users/directory.ts';
@@ -7,14 +8,30 @@ import type { StoredEventFact } from '../../tracking/domain-events.ts';
 import { eventSeenBy } from '../channels/notification.ts';
 import type { ChannelSender, SendOutcome } from '../channels/notification.ts';
 import type { DeliveryMetrics } from '../metrics.ts';
-import type { DeliveryRow, NotificationsRepository } from '../repository.ts';
+import type { ClaimRoom, DeliveryRow, NotificationsRepository } from '../repository.ts';
 import type { Channel } from '../schemas.ts';
 import { TargetGuard } from './circuit.ts';
 import { mayNotify, notInPlan } from './planner.ts';
 
 /** Mail and push messages one user receives per minute at most; the rest wait (and fold together). */
 export const USER_MESSAGE_RULE: RateRule = { name: 'notification-messages', limit: 30, windowSeconds: 60 };
-const RATE_LIMITED = new Set<string>(['mail', 'webpush', 'fcm', 'apns']);
+const MESSAGE_CHANNELS = ['mail', 'webpush', 'fcm', 'apns'] as const;
+/** Deliveries one claim takes at most. */
+const CLAIM_SIZE = 100;
+/** Done deliveries one prune statement deletes; the prune pauses four times as long as each took. */
+const PRUNE_CHUNK = 500;
+const PRUNE_EVERY_MS = 10 * 60_000;
+
+/** The webhook calls one user's deliveries make per minute at most (NOTIFY_WEBHOOK_RATE); the rest wait for the next minute. */
+export function webhookRule(perMinute: number): RateRule {
+  return { name: 'notification-webhooks', limit: perMinute, windowSeconds: 60 };
+}
+
+/** A rate and the channels it counts. */
+interface ChannelRate {
+  rule: RateRule;
+  channels: readonly string[];
+}
 
 export interface WorkerOptions {
   repository: NotificationsRepository;
@@ -33,6 +50,12 @@ export interface WorkerOptions {
   /** Deliveries this process holds at once (sending, or waiting for their target), and sends per target. */
   concurrency?: number;
   perTarget?: number;
+  /** Deliveries one user has in hand in this process, and calls to one webhook host (host:port) or to the mail relay. */
+  perUser: number;
+  perHost: number;
+  webhookRatePerMinute: number;
+  /** How long sent, collapsed and dropped deliveries are kept. */
+  retentionMs: number;
   pollMs?: number;
   now?: () => number;
 }
@@ -41,6 +64,10 @@ export interface WorkerOptions {
  * Sends due deliveries; every instance runs one. A delivery is claimed for a lease before its send
  * and marked sent after it, so a process killed mid-send leaves it to be sent again (same
  * delivery id) once the lease ends, and one recorded as sent is never sent again.
+ *
+ * Fair between users: claims go turn by turn across users and skip users and webhook hosts at
+ * their concurrency here; a user over a rate has every waiting delivery of those channels moved to
+ * the end of the window at once, so nothing held back is claimed again before then.
  */
 export class DeliveryWorker {
   readonly #options: WorkerOptions;
@@ -48,8 +75,16 @@ export class DeliveryWorker {
   readonly #guard: TargetGuard;
   readonly #concurrency: number;
   readonly #inFlight = new Set<Promise<void>>();
+  /** Deliveries in hand per user, and calls per webhook host (and to the mail relay), in this process. */
+  readonly #users = new Map<number, number>();
+  readonly #hosts = new Map<string, number>();
+  readonly #rates: ReadonlyMap<string, ChannelRate>;
+  /** Until when a user's channels are held back by a rate: `<rate name>:<user>` → end of the window. */
+  readonly #holds = new Map<string, number>();
   #timer: NodeJS.Timeout | undefined;
-  #draining: Promise<void> | undefined;
+  #pruneTimer: NodeJS.Timeout | undefined;
+  #pruning: Promise<number> | undefined;
+  #draining: Promise<unknown> | undefined;
   #again = false;
   #stopped = true;
 
@@ -58,6 +93,21 @@ export class DeliveryWorker {
     this.#now = options.now ?? Date.now;
     this.#guard = new TargetGuard(options.perTarget ?? 4, this.#now);
     this.#concurrency = options.concurrency ?? 256;
+    const messages: ChannelRate = { rule: USER_MESSAGE_RULE, channels: MESSAGE_CHANNELS };
+    const webhooks: ChannelRate = { rule: webhookRule(options.webhookRatePerMinute), channels: ['webhook'] };
+    this.#rates = new Map([...MESSAGE_CHANNELS.map((channel) => [channel, messages] as const), ['webhook', webhooks]]);
+  }
+
+  /** Until when the user's deliveries on the channel are held back by its rate; undefined when they are not. */
+  heldUntil(userId: number, channel: string): number | undefined {
+    const rate = this.#rates.get(channel);
+    if (!rate) return undefined;
+    const key = `${rate.rule.name}:${userId}`;
+    const until = this.#holds.get(key);
+    if (until === undefined) return undefined;
+    if (until > this.#now()) return until;
+    this.#holds.delete(key);
+    return undefined;
   }
 
   start(): void {
@@ -65,6 +115,10 @@ export class DeliveryWorker {
     this.#stopped = false;
     this.#timer = setInterval(() => this.wake(), this.#options.pollMs ?? 500);
     this.#timer.unref();
+    this.#pruneTimer = setInterval(() => {
+      this.pruneNow().catch((error: unknown) => this.#options.log.error({ err: error }, 'notifications: pruning deliveries failed'));
+    }, PRUNE_EVERY_MS);
+    this.#pruneTimer.unref();
     this.wake();
   }
 
@@ -72,8 +126,35 @@ export class DeliveryWorker {
   async stop(): Promise<void> {
     this.#stopped = true;
     clearInterval(this.#timer);
+    clearInterval(this.#pruneTimer);
     await this.#draining;
     await Promise.allSettled(this.#inFlight);
+    await this.#pruning?.catch(() => undefined);
+  }
+
+  /**
+   * Deletes the sent, collapsed and dropped deliveries older than the retention, in chunks with
+   * pauses between them, so the table holds what is waiting, failed, or recent; answers how many.
+   * One prune at a time per process; concurrent ones on other instances delete disjoint chunks or nothing.
+   */
+  pruneNow(): Promise<number> {
+    this.#pruning ??= this.#prune().finally(() => {
+      this.#pruning = undefined;
+    });
+    return this.#pruning;
+  }
+
+  async #prune(): Promise<number> {
+    for (const [key, until] of this.#holds) if (until <= this.#now()) this.#holds.delete(key);
+    const before = this.#now() - this.#options.retentionMs;
+    let deleted = 0;
+    for (;;) {
+      const started = performance.now();
+      const count = await this.#options.repository.pruneDone(before, PRUNE_CHUNK);
+      deleted += count;
+      if (count < PRUNE_CHUNK || this.#stopped) return deleted;
+      await sleep(4 * (performance.now() - started));
+    }
   }
 
   /** Looks for due deliveries now; a call during a pass makes the pass run once more. */
@@ -90,33 +171,61 @@ export class DeliveryWorker {
       });
   }
 
-  /** Claims and sends every due delivery, waiting for the sends (tests). */
+  /** Claims and sends every delivery due now, waiting for the sends; what they put off till later stays (tests). */
   async drainNow(): Promise<void> {
-    while (this.#draining) await this.#draining;
-    await this.#drain();
-    await Promise.allSettled(this.#inFlight);
+    const dueBy = this.#now();
+    for (;;) {
+      while (this.#draining) await this.#draining;
+      const claimed = await this.#drain(dueBy);
+      await Promise.allSettled([...this.#inFlight]);
+      if (claimed === 0 && this.#inFlight.size === 0 && !this.#draining) return;
+    }
   }
 
-  async #drain(): Promise<void> {
+  /** Claims what is due by `dueBy` (by default, at each claim) while anything is claimed and there is room; answers how many it took. */
+  async #drain(dueBy?: number): Promise<number> {
+    let taken = 0;
     do {
       this.#again = false;
       const free = this.#concurrency - this.#inFlight.size;
-      if (free <= 0) return;
-      const claimed = await this.#options.repository.claim(this.#now(), this.#options.leaseMs, Math.min(free, 100));
+      if (free <= 0) return taken;
+      const claimed = await this.#options.repository.claim(dueBy ?? this.#now(), this.#options.leaseMs, Math.min(free, CLAIM_SIZE), this.#room());
+      taken += claimed.length;
       for (const row of claimed) {
+        const userId = Number(row.user_id);
+        const host = row.host;
+        tally(this.#users, userId, 1);
+        if (host !== null) tally(this.#hosts, host, 1);
         const sending = this.#dispatch(row)
           .catch((error: unknown) => this.#options.log.error({ err: error, delivery: row.delivery_id }, 'notifications: a delivery failed unexpectedly'))
           .finally(() => {
+            tally(this.#users, userId, -1);
+            if (host !== null) tally(this.#hosts, host, -1);
             this.#inFlight.delete(sending);
             this.wake();
           });
         this.#inFlight.add(sending);
       }
-      if (claimed.length === Math.min(free, 100)) this.#again = true;
+      // A claim that took something may have left others' turns for the next one.
+      if (claimed.length > 0) this.#again = true;
     } while (this.#again && !this.#stopped);
+    return taken;
+  }
+
+  #room(): ClaimRoom {
+    const { perUser, perHost } = this.#options;
+    return {
+      perUser,
+      perHost,
+      users: new Map([...this.#users].map(([user, held]) => [user, perUser - held])),
+      hosts: new Map([...this.#hosts].map(([host, held]) => [host, perHost - held])),
+    };
   }
 
   async #dispatch(row: DeliveryRow): Promise<void> {
+    // Each delivery starts in a turn of its own: on SQLite its queries complete without giving the
+    // event loop back, so a claim's deliveries run back to back would hold requests waiting meanwhile.
+    await turn();
     const { repository, metrics } = this.#options;
     const id = Number(row.id);
     const channel = row.channel as Channel;
@@ -146,6 +255,8 @@ export class DeliveryWorker {
     const admission = await this.#guard.acquire(targetKey);
     if (!admission.go) {
       metrics.outcome(channel, 'postponed');
+      // An open circuit: the target's other waiting deliveries wait for the cool-down too, unclaimed.
+      if (admission.open) await repository.holdBackTarget(row.target !== '' ? { channel, target: row.target } : channel === 'mail' ? { channel } : { channel, ruleId: Number(row.rule_id) }, admission.retryAt);
       await repository.postpone(id, admission.retryAt);
       return;
     }
@@ -156,12 +267,17 @@ export class DeliveryWorker {
       return;
     }
     // Counted once the target takes the message, so deliveries held back by a busy or open target spend none of the user's quota.
-    if (RATE_LIMITED.has(channel)) {
-      const decision = await this.#options.limiter.hit(USER_MESSAGE_RULE, String(userId));
+    const rate = this.#rates.get(channel);
+    if (rate) {
+      const decision = await this.#options.limiter.hit(rate.rule, String(userId));
       if (!decision.allowed) {
         this.#guard.giveBack(targetKey);
         metrics.outcome(channel, 'postponed');
-        await repository.postpone(id, this.#now() + Math.ceil(decision.retryAfterMs));
+        const until = this.#now() + Math.ceil(decision.retryAfterMs);
+        // Everything of the user's that this rate counts waits for the window to reopen, this one included.
+        this.#holds.set(`${rate.rule.name}:${userId}`, until);
+        await repository.holdBack(userId, rate.channels, until);
+        await repository.postpone(id, until);
         return;
       }
     }
@@ -228,4 +344,10 @@ export class DeliveryWorker {
     await this.#options.repository.markDropped(Number(row.id), reason);
     this.#options.metrics.outcome(row.channel, 'dropped');
   }
+}
+
+function tally<K>(counts: Map<K, number>, key: K, by: number): void {
+  const next = (counts.get(key) ?? 0) + by;
+  if (next > 0) counts.set(key, next);
+  else counts.delete(key);
 }

@@ -1,0 +1,78 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { request } from 'undici';
+import { registerDevices, simulatedIds } from '../src/cli/simulate.ts';
+import { freePort } from '../test/support/ports.ts';
+import { startProcess } from '../test/support/processes.ts';
+import type { RunningProcess } from '../test/support/processes.ts';
+import { startWebPushService } from '../test/support/push-providers.ts';
+import type { Figure } from './measure.ts';
+import { api, percentile } from './notifications.ts';
+import { BENCH_ADMIN, benchServerEnv, loginBenchAdmin } from './server.ts';
+
+const RULES = 1000;
+const TARGETS = 20;
+const BASELINE_READS = 200;
+
+/**
+ * One OsmAnd alarm to an account with 1 000 `always` alarm rules and 20 Web Push targets, on a
+ * server process over SQLite: the deliveries it queues (one per target), the time until the local
+ * push service has all of them, and GET /api/devices/ latency while they drain against a baseline
+ * taken just before (target: p95 within 2x).
+ */
+export async function benchNotificationFanout(): Promise<Figure[]> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'trackstack-bench-fanout-'));
+  const pushService = await startWebPushService();
+  let server: RunningProcess | undefined;
+  try {
+    const osmandPort = await freePort();
+    server = await startProcess(benchServerEnv(dir, { OSMAND_PORT: String(osmandPort), NOTIFY_ALLOW_PRIVATE_URLS: 'true' }));
+    const base = server.url;
+    const [uniqueId] = simulatedIds('863000000000000', 1);
+    await registerDevices({ url: base, ...BENCH_ADMIN, protocol: 'osmand', uniqueIds: [uniqueId as string], speedKmh: 50, stopSeconds: 60 });
+    const token = await loginBenchAdmin(base);
+    const { publicKey } = (await api(base, token, 'GET', '/api/notifications/targets/webpush-key')) as { publicKey: string };
+    for (let index = 0; index < TARGETS; index++) await api(base, token, 'POST', '/api/notifications/targets', { kind: 'webpush', subscription: pushService.subscribe(publicKey) });
+    for (let index = 0; index < RULES; index++) await api(base, token, 'POST', '/api/notifications', { type: 'alarm', always: true, channels: ['webpush'] });
+
+    // The first messages load what sending needs (encryption, templates, time zones): not what this measures.
+    await api(base, token, 'POST', '/api/notifications/test', { channel: 'webpush' });
+    const warmedUp = pushService.received.length;
+    const read = async () => {
+      const started = performance.now();
+      const response = await request(`${base}/api/devices/`, { headers: { authorization: `Bearer ${token}` } });
+      await response.body.dump();
+      if (response.statusCode !== 200) throw new Error(`GET /api/devices/: ${response.statusCode}`);
+      return performance.now() - started;
+    };
+    const baseline: number[] = [];
+    for (let index = 0; index < BASELINE_READS; index++) baseline.push(await read());
+
+    const raised = performance.now();
+    const alarm = await request(`http://127.0.0.1:${osmandPort}/?id=${uniqueId}&lat=52.5&lon=13.4&timestamp=${Math.floor(Date.now() / 1000)}&alarm=sos`);
+    await alarm.body.dump();
+    const during: number[] = [];
+    while (pushService.received.length < warmedUp + TARGETS && performance.now() - raised < 60_000) during.push(await read());
+    const drainMs = performance.now() - raised;
+    const sent = (await api(base, token, 'GET', '/api/notifications/deliveries?status=sent')) as { channel: string }[];
+
+    const p95 = (values: number[]) => percentile(values, 0.95);
+    return [
+      { name: `1 alarm, ${RULES} always rules x ${TARGETS} Web Push targets: deliveries queued (target ${TARGETS})`, value: String(sent.filter((row) => row.channel === 'webpush').length) },
+      { name: 'alarm -> every push service request', value: `${drainMs.toFixed(0)} ms (${pushService.received.length - warmedUp} of ${TARGETS})` },
+      { name: 'GET /api/devices/ before, p50 / p95', value: `${percentile(baseline, 0.5).toFixed(1)} / ${p95(baseline).toFixed(1)} ms` },
+      { name: `GET /api/devices/ while it drains (${during.length} reads), p50 / p95 / max`, value: `${percentile(during, 0.5).toFixed(1)} / ${p95(during).toFixed(1)} / ${Math.max(...during).toFixed(1)} ms` },
+      { name: 'ratio p95 during / before (target <= 2)', value: (p95(during) / p95(baseline)).toFixed(2) },
+    ];
+  } finally {
+    await server?.stop();
+    await pushService.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.main) {
+  console.log('\nNotification fan-out');
+  for (const figure of await benchNotificationFanout()) console.log(`  ${figure.name.padEnd(72)} ${figure.value}`);
+}
