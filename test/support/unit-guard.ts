@@ -1,5 +1,5 @@
 /**
- * Loaded first by `npm run test:unit` (test/tiers.ts) in each test process: a unit file that opens a
+ * Loaded first by `npm run test:unit` (test/tiers.ts) in the process that runs the unit files: one that opens a
  * listener, a connection, a UDP socket or a child process, even through the code under test, fails
  * with the reason instead of slowing the tier down. Such a file belongs to the server tier.
  */
@@ -15,8 +15,7 @@ function refuse(what: string): never {
 net.Server.prototype.listen = function listen() { refuse('opens a listener'); };
 net.Socket.prototype.connect = function connect() { refuse('opens a connection'); };
 dgram.Socket.prototype.bind = function bind() { refuse('binds a UDP socket'); };
-childProcess.ChildProcess.prototype.spawn = function spawn() { refuse('starts a child process'); };
-childProcess.spawnSync = () => refuse('starts a child process');
-childProcess.execSync = () => refuse('starts a child process');
-childProcess.execFileSync = () => refuse('starts a child process');
+for (const name of ['spawn', 'exec', 'execFile', 'fork', 'spawnSync', 'execSync', 'execFileSync']) {
+  Object.assign(childProcess, { [name]: () => refuse('starts a child process') });
+}
 syncBuiltinESMExports();
