@@ -7,7 +7,8 @@ import { describeEachEngine } from '../../support/engines.ts';
 import { startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
 import { assertError, signIn } from '../../support/api.ts';
-import { T0, createDevice, get, iso, share, trackingInstance } from './support/tracking.ts';
+import { T0, iso } from '../../factories/position.ts';
+import { createDevice, get, share, trackingInstance } from './support/tracking.ts';
 import type { SignedIn } from '../../support/api.ts';
 
 const HOUR = 3_600_000;

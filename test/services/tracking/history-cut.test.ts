@@ -7,7 +7,8 @@ import { describeEachEngine } from '../../support/engines.ts';
 import { startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
 import { writeTestPlans } from '../billing/support/plans.ts';
-import { ALL, createDevice, get, iso, share } from './support/tracking.ts';
+import { iso } from '../../factories/position.ts';
+import { ALL, createDevice, get, share } from './support/tracking.ts';
 
 const DAY = 86_400_000;
 

@@ -8,7 +8,8 @@ import { describeEachEngine } from '../../support/engines.ts';
 import { startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
 import { writeTestPlans } from '../billing/support/plans.ts';
-import { createDevice, get, iso } from './support/tracking.ts';
+import { iso } from '../../factories/position.ts';
+import { createDevice, get } from './support/tracking.ts';
 
 const DAY = 86_400_000;
 

@@ -7,7 +7,8 @@ import { describeEachEngine } from '../../support/engines.ts';
 import { startTestServer } from '../../support/server.ts';
 import type { TestServer } from '../../support/server.ts';
 import { assertError, signIn } from '../../support/api.ts';
-import { T0, createDevice, get, iso, position, share, trackingInstance } from './support/tracking.ts';
+import { T0, iso, position, servedPosition } from '../../factories/position.ts';
+import { createDevice, get, share, trackingInstance } from './support/tracking.ts';
 import type { SignedIn } from '../../support/api.ts';
 
 const MINUTE = 60_000;
@@ -61,23 +62,7 @@ describeEachEngine('tracking positions', (engine) => {
         stored.map((row) => row.id),
         ids,
       );
-      assert.deepEqual(stored[1], {
-        id: ids[1],
-        deviceId: device,
-        protocol: 'osmand',
-        serverTime: iso(T0 + 500),
-        deviceTime: iso(T0),
-        fixTime: iso(T0),
-        valid: true,
-        latitude: 52.5,
-        longitude: 13.4,
-        altitude: 34,
-        speed: 10,
-        course: 90,
-        accuracy: 5,
-        address: 'Unter den Linden 1',
-        attributes: { ignition: true, fuel: 12.5 },
-      });
+      assert.deepEqual(stored[1], servedPosition(batch[1]!, ids[1]!));
       assert.equal(stored[2]!.valid, false);
       assert.equal(stored[2]!.protocol, null);
     });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { DeviceRecord } from '../../../../src/services/devices/access.ts';
 import { DeviceDirectory } from '../../../../src/services/tracking/ingest/device-directory.ts';
-import { deviceRecord } from '../support/device-record.ts';
+import { deviceRecord } from '../../../factories/device.ts';
 
 /** The device `uniqueId` names, as the devices module hands it over. */
 function record(id: number, uniqueId: string, changes: Partial<DeviceRecord> = {}): DeviceRecord {

@@ -9,9 +9,9 @@ import { GeofenceLimits } from '../../../../src/services/tracking/ingest/geofenc
 import { IngestPipeline } from '../../../../src/services/tracking/ingest/pipeline.ts';
 import { engineSettings } from '../../../../src/services/tracking/ingest/settings.ts';
 import { DeviceRefusedError } from '../../../../src/services/tracking/ingest/sink.ts';
-import type { PositionRow } from '../../../../src/services/tracking/positions/repository.ts';
 import type { DecodedMessage } from '../../../../src/services/tracking/protocols/types.ts';
-import { deviceRecord } from '../support/device-record.ts';
+import { deviceRecord } from '../../../factories/device.ts';
+import { storedRow } from '../../../factories/position.ts';
 import { FakeClock } from '../support/fake-clock.ts';
 
 const STATUS_TIMEOUT_S = 600;
@@ -38,14 +38,9 @@ function fakePipeline(deviceIds: number[]) {
     storage: {
       async storePositions(batch) {
         if (held) await new Promise<void>((resolve) => held?.push(resolve));
-        const rows = batch.map((position): PositionRow => {
+        const rows = batch.map((position) => {
           positions.push(position);
-          return {
-            id: positions.length, device_id: position.deviceId, protocol: position.protocol, server_time: position.serverTime,
-            device_time: position.deviceTime, fix_time: position.fixTime, valid: position.valid ? 1 : 0, latitude: position.latitude,
-            longitude: position.longitude, altitude: position.altitude ?? 0, speed: position.speed ?? 0, course: position.course ?? 0,
-            accuracy: position.accuracy ?? 0, address: position.address ?? null, attributes: JSON.stringify(position.attributes ?? {}),
-          };
+          return storedRow(position, positions.length);
         });
         return { rows, moved: rows.map((row) => ({ device_id: row.device_id, position_id: row.id, fix_time: row.fix_time, server_time: row.server_time })) };
       },

@@ -3,29 +3,9 @@ import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { csvDocument, gpxDocument, isoTime, jsonDocument, positionJson, preferredFormat } from '../../../../src/services/tracking/positions/formats.ts';
 import type { PositionRow } from '../../../../src/services/tracking/positions/repository.ts';
+import { positionRow } from '../../../factories/position.ts';
 
 const MAX_TIME = 8.64e15;
-
-function row(overrides: Partial<PositionRow> = {}): PositionRow {
-  return {
-    id: 1,
-    device_id: 2,
-    protocol: 'osmand',
-    server_time: 1_740_787_200_500,
-    device_time: 1_740_787_200_000,
-    fix_time: 1_740_787_200_000,
-    valid: 1,
-    latitude: 52.5,
-    longitude: 13.4,
-    altitude: 34,
-    speed: 10,
-    course: 90,
-    accuracy: 5,
-    address: null,
-    attributes: '{}',
-    ...overrides,
-  };
-}
 
 async function text(chunks: AsyncIterable<string>): Promise<string> {
   let all = '';
@@ -108,7 +88,7 @@ describe('positionJson', () => {
 
   it('a streamed document is one JSON array whatever the pages', async () => {
     assert.deepEqual(JSON.parse(await text(jsonDocument(pagesOf()))), []);
-    assert.deepEqual(JSON.parse(await text(jsonDocument(pagesOf([], [row({ id: 1 })], [], [row({ id: 2 }), row({ id: 3 })])))).map((p: { id: number }) => p.id), [1, 2, 3]);
+    assert.deepEqual(JSON.parse(await text(jsonDocument(pagesOf([], [positionRow({ id: 1 })], [], [positionRow({ id: 2 }), positionRow({ id: 3 })])))).map((p: { id: number }) => p.id), [1, 2, 3]);
   });
 });
 
@@ -134,7 +114,7 @@ describe('preferredFormat', () => {
 
 describe('csvDocument', () => {
   it('quotes text per RFC 4180 and defuses spreadsheet formulas', async () => {
-    const csv = await text(csvDocument(pagesOf([row({ address: 'Main St, 1 "A"', protocol: '=cmd', attributes: '{"a":"x,y"}', device_time: null, valid: 0 })])));
+    const csv = await text(csvDocument(pagesOf([positionRow({ address: 'Main St, 1 "A"', protocol: '=cmd', attributes: '{"a":"x,y"}', device_time: null, valid: 0 })])));
     const [header, line, end] = csv.split('\r\n');
     assert.equal(header?.split(',').length, 15);
     assert.equal(line, `1,2,'=cmd,2025-03-01T00:00:00.500Z,,2025-03-01T00:00:00.000Z,false,52.5,13.4,34,10,90,5,"Main St, 1 ""A""","{""a"":""x,y""}"`);
@@ -142,8 +122,8 @@ describe('csvDocument', () => {
   });
 
   it('puts multi-line text inside quotes', async () => {
-    const csv = await text(csvDocument(pagesOf([row({ address: 'line 1\nline 2' })])));
-    assert.match(csv, /,"line 1\nline 2",\{\}\r\n$/);
+    const csv = await text(csvDocument(pagesOf([positionRow({ address: 'line 1\nline 2' })])));
+    assert.match(csv, /,"line 1\nline 2","\{""sat"":7\}"\r\n$/);
   });
 });
 

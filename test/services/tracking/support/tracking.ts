@@ -3,7 +3,6 @@ import type { LightMyRequestResponse } from 'fastify';
 import { EventBus } from '../../../../src/platform/bus.ts';
 import { createDevicesModule } from '../../../../src/services/devices/module.ts';
 import type { DeviceAccessApi } from '../../../../src/services/devices/access.ts';
-import type { NewPosition } from '../../../../src/services/tracking/api.ts';
 import { createTrackingModule } from '../../../../src/services/tracking/module.ts';
 import type { TrackingModule } from '../../../../src/services/tracking/module.ts';
 import { instanceContext } from '../../../support/server.ts';
@@ -46,28 +45,4 @@ export async function share(server: TestServer, owner: TestLogin, deviceId: numb
 
 export function get(server: TestServer, url: string, user: TestLogin, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
   return server.app.inject({ method: 'GET', url, headers: { ...user.authorization, ...headers } });
-}
-
-export const T0 = Date.parse('2025-03-01T00:00:00.000Z');
-export const iso = (ms: number) => new Date(ms).toISOString();
-
-/** A position of the device at T0 + `offsetMs`, with a few recognisable fields. */
-export function position(deviceId: number, offsetMs: number, overrides: Partial<NewPosition> = {}): NewPosition {
-  return {
-    deviceId,
-    protocol: 'osmand',
-    serverTime: T0 + offsetMs + 500,
-    deviceTime: T0 + offsetMs,
-    fixTime: T0 + offsetMs,
-    valid: true,
-    latitude: 52.5 + offsetMs / 1e9,
-    longitude: 13.4,
-    altitude: 34,
-    speed: 10,
-    course: 90,
-    accuracy: 5,
-    address: null,
-    attributes: { sat: 7 },
-    ...overrides,
-  };
 }

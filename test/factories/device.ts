@@ -1,4 +1,4 @@
-import type { DeviceRecord } from '../../../../src/services/devices/access.ts';
+import type { DeviceRecord } from '../../src/services/devices/access.ts';
 
 /** A device as the devices module hands it to tracking: enabled, never heard from, owned by user 1, unless `changes` say otherwise. */
 export function deviceRecord(id: number, changes: Partial<DeviceRecord> = {}): DeviceRecord {
