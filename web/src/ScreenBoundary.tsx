@@ -17,7 +17,7 @@ interface Props {
  * shows a message with a retry and a way to the map, under the header and navigation, which keep working.
  */
 export class ScreenBoundary extends Component<Props, { error: unknown; key: string }> {
-  state = { error: undefined as unknown, key: this.props.resetKey };
+  override state = { error: undefined as unknown, key: this.props.resetKey };
 
   static getDerivedStateFromError(error: unknown) {
     return { error };
@@ -32,7 +32,7 @@ export class ScreenBoundary extends Component<Props, { error: unknown; key: stri
     this.setState({ error: undefined });
   };
 
-  render() {
+  override render() {
     if (this.state.error === undefined) return this.props.children;
     return (
       <Page title={t.screenError.title}>
