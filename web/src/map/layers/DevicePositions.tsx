@@ -141,5 +141,7 @@ function labelClusters(map: MapLibreMap, maplibre: MapLibre, source: string, lis
   return () => {
     for (const marker of labels.values()) marker.remove();
     labels.clear();
+    // Left while the pointer was over a marker: the next screen's map starts with the plain cursor.
+    map.getCanvas().style.cursor = '';
   };
 }

@@ -115,8 +115,11 @@ export function GeofenceDraft({ draft, onChange }: { draft: Draft | undefined; o
         listen(map.on('mouseenter', layer, () => (canvas.style.cursor = 'move')));
         listen(map.on('mouseleave', layer, () => (canvas.style.cursor = '')));
       }
-      // Leaving the screen mid-drag leaves the map panning and its pointer as they were.
-      return () => endGrab?.();
+      // Leaving the screen mid-drag, or over a handle, leaves the map panning and its pointer as they were.
+      return () => {
+        endGrab?.();
+        canvas.style.cursor = '';
+      };
     },
     [id, onChange],
   );
