@@ -1,5 +1,6 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import reactHooks from 'eslint-plugin-react-hooks';
 
 const WORDS_IN_I18N = 'Words on screen come from t in web/src/i18n.ts.';
 
@@ -19,9 +20,13 @@ export default tseslint.config(
   {
     // The web app runs in browsers: their globals, and the SDK as its only way to the server.
     files: ['web/src/**/*.{ts,tsx}'],
+    plugins: { 'react-hooks': reactHooks },
     languageOptions: { globals: { window: 'readonly', document: 'readonly', getComputedStyle: 'readonly', navigator: 'readonly', requestAnimationFrame: 'readonly', cancelAnimationFrame: 'readonly' } },
     rules: {
       'no-restricted-imports': ['error', { patterns: [{ regex: '(^|/)src/(services|platform|gateway|cli)/', message: 'The web app speaks the public API through src/client only.' }] }],
+      // The classic hook rules: hooks called unconditionally, and every value an effect reads among its dependencies.
+      'react-hooks/rules-of-hooks': 'error',
+      'react-hooks/exhaustive-deps': 'warn',
     },
   },
   {

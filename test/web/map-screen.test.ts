@@ -158,4 +158,71 @@ describe('web app: the map screen while it loads, when it fails, and its markers
     await page.getByRole('button', { name: t.retry }).click();
     await list.getByRole('button', { name: new RegExp(VANS[0].name) }).waitFor();
   });
+  it('keeps one map across screens, and each screen leaves it bare for the next', async () => {
+    /** The map's layers and sources beyond the blank test style's one background layer, as its element counts them. */
+    const drawn = async () => {
+      const instance = page.locator('.map-canvas .map-instance');
+      const [layers, sources] = await Promise.all([instance.getAttribute('data-layers'), instance.getAttribute('data-sources')]);
+      return { layers: Number(layers) - 1, sources: Number(sources) };
+    };
+    const sameCanvas = () => page.evaluate('document.querySelector(".maplibregl-canvas") === window.firstCanvas');
+    await page.goto(`${web.url}/`);
+    await page.locator('.map-canvas[data-state="ready"]').waitFor();
+    await page.evaluate('window.firstCanvas = document.querySelector(".maplibregl-canvas")');
+    // The fleet: one clustered source, its cluster and device layers.
+    assert.deepEqual(await drawn(), { layers: 2, sources: 1 });
+    assert.ok((await markerPixels(page)).offline > 40, 'the markers are drawn');
+
+    await page.getByRole('link', { name: t.nav.geofences }).click();
+    await page.getByRole('heading', { level: 1, name: t.geofences.title }).waitFor();
+    await page.locator('.map-canvas[data-state="ready"]').waitFor();
+    // Saved areas (fill, outline), the devices, the draft (fill, outline, midpoints, corners); nothing of the fleet screen.
+    assert.deepEqual(await drawn(), { layers: 7, sources: 3 });
+    assert.equal(await sameCanvas(), true, 'the same map, moved into the geofences screen');
+    assert.equal(await page.locator('.maplibregl-canvas').count(), 1);
+
+    await page.getByRole('link', { name: t.nav.map }).click();
+    await page.getByRole('list', { name: t.map.devices }).getByRole('button', { name: new RegExp(VANS[0].name) }).click();
+    await page.getByRole('link', { name: t.device.history }).click();
+    await page.locator('.history-map .map-canvas[data-state="ready"]').waitFor();
+    // The route and the playback's point.
+    assert.deepEqual(await drawn(), { layers: 2, sources: 2 });
+    assert.equal(await sameCanvas(), true, 'the same map, in the history screen');
+
+    await page.getByRole('link', { name: t.nav.map }).click();
+    await page.getByRole('list', { name: t.map.devices }).waitFor();
+    assert.deepEqual(await drawn(), { layers: 2, sources: 1 });
+    assert.equal(await sameCanvas(), true, 'the same map, back on the fleet screen');
+    await page.waitForTimeout(300);
+    assert.ok((await markerPixels(page)).offline > 40, 'the markers are drawn again on the second visit');
+  });
+
+  it('shows a screen that fails as a message with a retry and a way to the map, the navigation still working', async () => {
+    // A devices list the screen cannot read makes it throw while rendering.
+    await page.route('**/api/devices', (route) => route.fulfill({ status: 200, contentType: 'application/json', body: '{}' }));
+    await page.goto(`${web.url}/`);
+    await page.getByRole('heading', { level: 1, name: t.screenError.title }).waitFor();
+    await page.getByRole('alert').filter({ hasText: t.screenError.body }).waitFor();
+    await captureScreen(page, 'screen-error');
+    // Elsewhere works, and the broken screen's error does not follow.
+    await page.getByRole('link', { name: t.nav.geofences }).click();
+    await page.getByRole('heading', { level: 1, name: t.geofences.title }).waitFor();
+    assert.equal(await page.getByRole('heading', { name: t.screenError.title }).count(), 0);
+    await page.getByRole('link', { name: t.nav.map }).click();
+    await page.getByRole('heading', { level: 1, name: t.screenError.title }).waitFor();
+
+    // Once the server answers well, "Try again" reads the devices afresh and shows the screen.
+    await page.unrouteAll();
+    await page.getByRole('button', { name: t.retry }).click();
+    await page.getByRole('list', { name: t.map.devices }).getByRole('button', { name: new RegExp(VANS[0].name) }).waitFor();
+    assert.equal(await page.getByRole('heading', { name: t.screenError.title }).count(), 0);
+
+    // And the way to the map from another screen's failure.
+    await page.route('**/api/geofences', (route) => route.fulfill({ status: 200, contentType: 'application/json', body: '{}' }));
+    await page.getByRole('link', { name: t.nav.geofences }).click();
+    await page.getByRole('heading', { level: 1, name: t.screenError.title }).waitFor();
+    await page.getByRole('link', { name: t.screenError.home }).click();
+    await page.getByRole('list', { name: t.map.devices }).waitFor();
+    await page.unrouteAll();
+  });
 });

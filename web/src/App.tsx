@@ -8,6 +8,8 @@ import { listenToServiceWorker } from './push.ts';
 import { Link, navigate, pathInApp, useFocusHeading, useLocation } from './router.tsx';
 import { signOut, useSession } from './session.ts';
 import { ErrorNote, LoadingPage, Page } from './ui.tsx';
+import { queryKeys } from './queryKeys.ts';
+import { ScreenBoundary } from './ScreenBoundary.tsx';
 
 type Screen = LazyExoticComponent<ComponentType<{ params: Record<string, string>; user: User }>>;
 
@@ -43,7 +45,7 @@ export function App() {
   useEffect(() => {
     if (query.has('openid') || query.has('access_token')) {
       navigate(path, { replace: true });
-      void queryClient.invalidateQueries({ queryKey: ['profile'] });
+      void queryClient.invalidateQueries({ queryKey: queryKeys.profile });
     }
   }, [path, query, queryClient]);
 
@@ -98,7 +100,9 @@ export function App() {
         )}
       </header>
       <main id="main">
-        <Suspense fallback={<LoadingPage />}>{content}</Suspense>
+        <ScreenBoundary resetKey={path} onRetry={() => queryClient.removeQueries({ type: 'inactive' })}>
+          <Suspense fallback={<LoadingPage />}>{content}</Suspense>
+        </ScreenBoundary>
       </main>
     </>
   );

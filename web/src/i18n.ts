@@ -454,6 +454,7 @@ export const t = {
     until: (date: string) => `until ${date}`,
   },
   notFound: { title: 'Page not found', body: 'There is nothing at this address.', home: 'Go to the map' },
+  screenError: { title: 'Something went wrong', body: 'This screen stopped working. Try again, or go on elsewhere: the rest of Trackstack still works.', home: 'Go to the map' },
   planLink: 'See plans',
   liveEvent: (device: string, what: string) => `${device}: ${what}`,
 } as const;

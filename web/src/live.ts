@@ -4,6 +4,7 @@ import { LiveSocket } from '../../src/client/index.ts';
 import type { Command, Device, LiveStatus, Position, TrackingEvent } from '../../src/client/index.ts';
 import { api } from './api.ts';
 import { notifyWebRules } from './web-notifications.ts';
+import { queryKeys } from './queryKeys.ts';
 
 const RECENT_EVENTS = 20;
 
@@ -16,7 +17,11 @@ const FLUSH_MS = 250;
  * told at most every FLUSH_MS however many messages arrived.
  */
 class LiveStore {
-  positions = new Map<number, Position>();
+  /** The latest position of each device, as of the last flush: a new Map each time one changed, so it can be a hook's dependency. */
+  positions: ReadonlyMap<number, Position> = new Map<number, Position>();
+  /** Where messages and seeds write; copied to `positions` at the next flush. */
+  private latest = new Map<number, Position>();
+  private positionsChanged = false;
   events: TrackingEvent[] = [];
   status: LiveStatus = 'closed';
   version = 0;
@@ -37,14 +42,17 @@ class LiveStore {
       },
       onMessage: (message) => {
         for (const position of message.positions ?? []) {
-          const known = this.positions.get(position.deviceId);
-          if (!known || (position.fixTime ?? '') >= (known.fixTime ?? '')) this.positions.set(position.deviceId, position);
+          const known = this.latest.get(position.deviceId);
+          if (!known || (position.fixTime ?? '') >= (known.fixTime ?? '')) {
+            this.latest.set(position.deviceId, position);
+            this.positionsChanged = true;
+          }
         }
         for (const device of message.devices ?? []) this.pendingDevices.set(device.id, device);
         if (message.commands?.length) mergeCommands(queryClient, message.commands);
         if (message.events?.length) {
           this.events = [...message.events.toReversed(), ...this.events].slice(0, RECENT_EVENTS);
-          void queryClient.invalidateQueries({ queryKey: ['events'] });
+          void queryClient.invalidateQueries({ queryKey: queryKeys.events.all });
           // A failed read of the rules costs only these browser notifications; the events are shown anyway.
           notifyWebRules(queryClient, message.events).catch(() => undefined);
         }
@@ -57,7 +65,8 @@ class LiveStore {
     this.socket?.close();
     this.socket = undefined;
     this.pendingDevices.clear();
-    this.positions = new Map();
+    this.latest = new Map();
+    this.positionsChanged = true;
     this.events = [];
     this.changed();
   }
@@ -66,8 +75,9 @@ class LiveStore {
   seed(positions: Position[]): void {
     let added = false;
     for (const position of positions) {
-      if (!this.positions.has(position.deviceId)) {
-        this.positions.set(position.deviceId, position);
+      if (!this.latest.has(position.deviceId)) {
+        this.latest.set(position.deviceId, position);
+        this.positionsChanged = true;
         added = true;
       }
     }
@@ -83,6 +93,10 @@ class LiveStore {
     this.version += 1;
     this.timer ??= setTimeout(() => {
       this.timer = undefined;
+      if (this.positionsChanged) {
+        this.positions = new Map(this.latest);
+        this.positionsChanged = false;
+      }
       if (this.pendingDevices.size > 0 && this.queryClient) {
         mergeDevices(this.queryClient, [...this.pendingDevices.values()]);
         this.pendingDevices.clear();
@@ -93,20 +107,20 @@ class LiveStore {
 }
 
 function mergeDevices(queryClient: QueryClient, changed: Device[]): void {
-  queryClient.setQueryData<Device[]>(['devices'], (devices) => {
+  queryClient.setQueryData<Device[]>(queryKeys.devices, (devices) => {
     if (!devices) return devices;
     const byId = new Map(changed.map((device) => [device.id, device]));
     const merged = devices.map((device) => byId.get(device.id) ?? device);
     for (const device of changed) if (!devices.some((known) => known.id === device.id)) merged.push(device);
     return merged;
   });
-  for (const device of changed) queryClient.setQueryData(['device', device.id], device);
+  for (const device of changed) queryClient.setQueryData(queryKeys.device(device.id), device);
 }
 
 /** Status changes go into each device's command history at once: they are few, and a person is waiting on them. */
 function mergeCommands(queryClient: QueryClient, changed: Command[]): void {
   for (const command of changed) {
-    queryClient.setQueryData<Command[]>(['commands', 'history', command.deviceId], (history) => {
+    queryClient.setQueryData<Command[]>(queryKeys.commands.history(command.deviceId), (history) => {
       if (!history) return history;
       return history.some((known) => known.id === command.id) ? history.map((known) => (known.id === command.id ? command : known)) : [...history, command];
     });

@@ -5,8 +5,7 @@ import type { User } from '../../src/client/index.ts';
 import { api, onLoggedOut } from './api.ts';
 import { live } from './live.ts';
 import { disablePush, ownPushTarget } from './push.ts';
-
-export const PROFILE_KEY = ['profile'] as const;
+import { queryKeys } from './queryKeys.ts';
 
 /** The script-readable cookie the server sets beside the HttpOnly session cookies and clears with them (src/services/auth/cookies.ts). */
 const SIGNED_IN_COOKIE = 'signed_in';
@@ -23,12 +22,12 @@ export function useSession() {
     () =>
       onLoggedOut(() => {
         live.stop();
-        queryClient.setQueryData(PROFILE_KEY, null);
+        queryClient.setQueryData(queryKeys.profile, null);
       }),
     [queryClient],
   );
   return useQuery<User | null>({
-    queryKey: PROFILE_KEY,
+    queryKey: queryKeys.profile,
     queryFn: async () => {
       if (!holdsSignIn()) return null;
       try {
@@ -54,6 +53,6 @@ export async function signOut(queryClient: ReturnType<typeof useQueryClient>): P
   } finally {
     live.stop();
     queryClient.clear();
-    queryClient.setQueryData(PROFILE_KEY, null);
+    queryClient.setQueryData(queryKeys.profile, null);
   }
 }

@@ -1,4 +1,4 @@
-import { useEffect, useId, useState } from 'react';
+import { useCallback, useEffect, useId, useState } from 'react';
 import type { InputHTMLAttributes, ReactNode } from 'react';
 import { describeError } from './api.ts';
 import { t } from './i18n.ts';
@@ -116,11 +116,13 @@ export function useCountdown(): [number, (seconds: number) => void] {
     return () => clearTimeout(timer);
   }, [until, now]);
   const left = Math.max(0, Math.ceil((until - now) / 1000));
-  return [left, (seconds: number) => {
-    const start = Date.now();
-    setNow(start);
-    setUntil(start + seconds * 1000);
-  }];
+  // Stable, so an effect that starts the countdown runs once rather than on every tick.
+  const start = useCallback((seconds: number) => {
+    const at = Date.now();
+    setNow(at);
+    setUntil(at + seconds * 1000);
+  }, []);
+  return [left, start];
 }
 
 export function StatusDot({ status }: { status: string }) {

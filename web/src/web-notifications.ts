@@ -3,6 +3,7 @@ import type { Device, NotificationRule, TrackingEvent } from '../../src/client/i
 import { api } from './api.ts';
 import { t } from './i18n.ts';
 import { navigate } from './router.tsx';
+import { queryKeys } from './queryKeys.ts';
 
 /** Rules change rarely; the notifications screen drops this cache on every change. */
 const RULES_STALE_MS = 60_000;
@@ -21,8 +22,8 @@ function wants(rule: NotificationRule, event: TrackingEvent): boolean {
  */
 export async function notifyWebRules(queryClient: QueryClient, events: TrackingEvent[]): Promise<void> {
   if (!('Notification' in window) || Notification.permission !== 'granted') return;
-  const rules = await queryClient.fetchQuery({ queryKey: ['notifications', 'rules'], queryFn: () => api.notificationRules(), staleTime: RULES_STALE_MS });
-  const names = new Map(queryClient.getQueryData<Device[]>(['devices'])?.map((device) => [device.id, device.name]));
+  const rules = await queryClient.fetchQuery({ queryKey: queryKeys.notifications.rules, queryFn: () => api.notificationRules(), staleTime: RULES_STALE_MS });
+  const names = new Map(queryClient.getQueryData<Device[]>(queryKeys.devices)?.map((device) => [device.id, device.name]));
   for (const event of events) {
     if (!rules.some((rule) => wants(rule, event))) continue;
     const what = event.type === 'alarm' && typeof event.attributes.alarm === 'string' ? t.notifications.alarmNamed(event.attributes.alarm) : (t.events.types[event.type] ?? event.type);

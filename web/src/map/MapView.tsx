@@ -1,4 +1,5 @@
-import { useEffect, useRef, useState } from 'react';
+import { createContext, use, useEffect, useLayoutEffect, useRef, useState } from 'react';
+import type { ReactNode } from 'react';
 import type { Map as MapLibreMap } from 'maplibre-gl';
 import type * as MapLibreModule from 'maplibre-gl';
 import { settings } from '../api.ts';
@@ -7,35 +8,94 @@ import { Loading } from '../ui.tsx';
 
 export type MapLibre = typeof MapLibreModule;
 
-/** A MapLibre map on MAP_STYLE_URL; `onLoad` gets the map and the library once the style is in. */
-export function MapView({ label, onLoad, className = 'map' }: { label: string; onLoad: (map: MapLibreMap, maplibre: MapLibre) => void; className?: string }) {
-  const container = useRef<HTMLDivElement>(null);
-  const loaded = useRef(onLoad);
-  loaded.current = onLoad;
-  const [state, setState] = useState<'loading' | 'ready' | 'failed'>('loading');
+export interface SharedMap {
+  map: MapLibreMap;
+  maplibre: MapLibre;
+  /** The element MapLibre draws in: moved into whichever screen shows the map. */
+  element: HTMLDivElement;
+}
+
+/**
+ * The one map of the app, made on the first screen that shows a map and kept for every later one:
+ * MapLibre, its style and its tiles load once, and the camera stays where the user left it. A failed
+ * load is forgotten, so the next screen tries again.
+ */
+let shared: Promise<SharedMap> | undefined;
+
+function sharedMap(): Promise<SharedMap> {
+  shared ??= import('./maplibre.ts')
+    .then(
+      ({ default: maplibre }) =>
+        new Promise<SharedMap>((resolve, reject) => {
+          const element = document.createElement('div');
+          element.className = 'map-instance';
+          const map = new maplibre.Map({ container: element, style: settings.mapStyleUrl, center: [10, 30], zoom: 1.5, attributionControl: { compact: true } });
+          map.addControl(new maplibre.NavigationControl({ showCompass: false }), 'top-right');
+          let loaded = false;
+          map.once('load', () => {
+            loaded = true;
+            resolve({ map, maplibre, element });
+          });
+          // An error before the style is in (the style cannot be read) means no map; later ones (a tile) are MapLibre's to retry.
+          void map.once('error').then((event) => {
+            if (loaded) return;
+            map.remove();
+            reject(event.error);
+          });
+        }),
+    )
+    .catch((error: unknown) => {
+      shared = undefined;
+      throw error;
+    });
+  return shared;
+}
+
+/** The shared map once it is ready, for screens that act on it outside its layers (fit to a shape, read its centre). */
+export function useSharedMap(): { state: 'loading' | 'ready' | 'failed'; shared?: SharedMap } {
+  const [result, setResult] = useState<{ state: 'loading' | 'ready' | 'failed'; shared?: SharedMap }>({ state: 'loading' });
   useEffect(() => {
-    let map: MapLibreMap | undefined;
-    let cancelled = false;
-    import('./maplibre.ts')
-      .then(({ default: maplibre }) => {
-        if (cancelled || !container.current) return;
-        const created = new maplibre.Map({ container: container.current, style: settings.mapStyleUrl, center: [10, 30], zoom: 1.5, attributionControl: { compact: true } });
-        map = created;
-        created.addControl(new maplibre.NavigationControl({ showCompass: false }), 'top-right');
-        created.on('load', () => {
-          setState('ready');
-          loaded.current(created, maplibre);
-        });
-      })
-      .catch(() => setState('failed'));
+    let current = true;
+    sharedMap().then(
+      (ready) => current && setResult({ state: 'ready', shared: ready }),
+      () => current && setResult({ state: 'failed' }),
+    );
     return () => {
-      cancelled = true;
-      map?.remove();
+      current = false;
     };
   }, []);
+  return result;
+}
+
+const MapContext = createContext<SharedMap | undefined>(undefined);
+
+/** The map, for the layer components inside a `<MapView>`: they render only once it is ready. */
+export function useMap(): SharedMap {
+  const map = use(MapContext);
+  if (!map) throw new Error('A map layer is rendered outside <MapView>.');
+  return map;
+}
+
+/**
+ * Where a screen shows the shared map: the map's element moves in here while the screen is shown,
+ * and the layer components among `children` put their sources, layers and handlers on it and take
+ * them off again when they unmount.
+ */
+export function MapView({ label, className = 'map', children }: { label: string; className?: string; children?: ReactNode }) {
+  const container = useRef<HTMLDivElement>(null);
+  const { state, shared: ready } = useSharedMap();
+  // A layout effect, so the map is in place (and sized) before the layers' effects draw on it.
+  useLayoutEffect(() => {
+    const parent = container.current;
+    if (!ready || !parent) return;
+    parent.appendChild(ready.element);
+    ready.map.resize();
+    return () => ready.element.remove();
+  }, [ready]);
   return (
     <div className={className}>
       <div ref={container} className="map-canvas" role="region" aria-label={label} data-state={state} />
+      {ready && <MapContext value={ready}>{children}</MapContext>}
       {state === 'loading' && <Loading />}
       {state === 'failed' && (
         <p className="note error" role="alert">

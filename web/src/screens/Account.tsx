@@ -5,7 +5,8 @@ import type { User } from '../../../src/client/index.ts';
 import { api } from '../api.ts';
 import { t } from '../i18n.ts';
 import { navigate } from '../router.tsx';
-import { PROFILE_KEY, signOut } from '../session.ts';
+import { queryKeys } from '../queryKeys.ts';
+import { signOut } from '../session.ts';
 import { CodeField, ErrorNote, Field, NewPasswordField, Note, Page } from '../ui.tsx';
 
 export default function Account({ user }: { user: User }) {
@@ -23,7 +24,7 @@ function Profile({ user }: { user: User }) {
   const queryClient = useQueryClient();
   const [name, setName] = useState(user.name ?? '');
   const [phone, setPhone] = useState(user.phone ?? '');
-  const save = useMutation({ mutationFn: () => api.updateProfile({ name: name.trim() || null, phone: phone.trim() || null }), onSuccess: (updated) => queryClient.setQueryData(PROFILE_KEY, updated) });
+  const save = useMutation({ mutationFn: () => api.updateProfile({ name: name.trim() || null, phone: phone.trim() || null }), onSuccess: (updated) => queryClient.setQueryData(queryKeys.profile, updated) });
   const submit = (event: FormEvent) => {
     event.preventDefault();
     save.mutate();
@@ -95,7 +96,7 @@ function TwoFactor({ user }: { user: User }) {
       setEnabled(true);
       setup.reset();
       setCode('');
-      void queryClient.invalidateQueries({ queryKey: PROFILE_KEY });
+      void queryClient.invalidateQueries({ queryKey: queryKeys.profile });
     },
   });
   const regenerate = useMutation({ mutationFn: () => api.twoFactorRegenerate(code || undefined), onSuccess: (answer) => { setCodes(answer.backup_codes); setCode(''); } });
@@ -105,7 +106,7 @@ function TwoFactor({ user }: { user: User }) {
       setEnabled(false);
       setCodes(undefined);
       setCode('');
-      void queryClient.invalidateQueries({ queryKey: PROFILE_KEY });
+      void queryClient.invalidateQueries({ queryKey: queryKeys.profile });
     },
   });
   const confirm = (event: FormEvent) => {

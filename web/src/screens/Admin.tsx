@@ -5,6 +5,7 @@ import type { User } from '../../../src/client/index.ts';
 import { api } from '../api.ts';
 import { dateTime, t } from '../i18n.ts';
 import { ErrorNote, Field, Loading, Note, Page } from '../ui.tsx';
+import { queryKeys } from '../queryKeys.ts';
 
 const PAGE_SIZE = 20;
 
@@ -28,10 +29,10 @@ function Users({ me }: { me: User }) {
   const queryClient = useQueryClient();
   const [search, setSearch] = useState('');
   const [page, setPage] = useState(1);
-  const users = useQuery({ queryKey: ['admin', 'users', search, page], queryFn: () => api.listUsers({ search: search.trim() || undefined, page, limit: PAGE_SIZE }) });
+  const users = useQuery({ queryKey: queryKeys.admin.usersPage(search, page), queryFn: () => api.listUsers({ search: search.trim() || undefined, page, limit: PAGE_SIZE }) });
   const update = useMutation({
     mutationFn: ({ id, changes }: { id: number; changes: Parameters<typeof api.updateUser>[1] }) => api.updateUser(id, changes),
-    onSuccess: () => void queryClient.invalidateQueries({ queryKey: ['admin', 'users'] }),
+    onSuccess: () => void queryClient.invalidateQueries({ queryKey: queryKeys.admin.users }),
   });
   const pages = users.data ? Math.max(1, Math.ceil(users.data.total / PAGE_SIZE)) : 1;
   return (
@@ -86,7 +87,7 @@ function Users({ me }: { me: User }) {
 
 function ClaimTokens() {
   const queryClient = useQueryClient();
-  const tokens = useQuery({ queryKey: ['admin', 'claim-tokens'], queryFn: () => api.claimTokens({ limit: 100 }) });
+  const tokens = useQuery({ queryKey: queryKeys.admin.claimTokens, queryFn: () => api.claimTokens({ limit: 100 }) });
   const [modelCode, setModelCode] = useState('');
   const [modelName, setModelName] = useState('');
   const [uniqueId, setUniqueId] = useState('');
@@ -94,7 +95,7 @@ function ClaimTokens() {
     mutationFn: () => api.createClaimToken({ modelCode: modelCode.trim(), modelName: modelName.trim() || null, uniqueId: uniqueId.trim() || null }),
     onSuccess: () => {
       setUniqueId('');
-      void queryClient.invalidateQueries({ queryKey: ['admin', 'claim-tokens'] });
+      void queryClient.invalidateQueries({ queryKey: queryKeys.admin.claimTokens });
     },
   });
   const submit = (event: FormEvent) => {

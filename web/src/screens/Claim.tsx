@@ -5,6 +5,7 @@ import { api } from '../api.ts';
 import { t } from '../i18n.ts';
 import { Link } from '../router.tsx';
 import { ErrorNote, Field, Note, Page } from '../ui.tsx';
+import { queryKeys } from '../queryKeys.ts';
 
 /** A claim token as printed (XXXX-XXXX-XXXX) or inside a QR code, which may hold a URL with ?token=. */
 export function tokenFromText(text: string): string {
@@ -26,7 +27,7 @@ export default function Claim() {
   const preview = useMutation({ mutationFn: (value: string) => api.validateClaimToken(value) });
   const claim = useMutation({
     mutationFn: () => api.claimDevice(token),
-    onSuccess: () => void queryClient.invalidateQueries({ queryKey: ['devices'] }),
+    onSuccess: () => void queryClient.invalidateQueries({ queryKey: queryKeys.devices }),
   });
   const check = (value: string) => {
     claim.reset();

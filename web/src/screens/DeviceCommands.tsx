@@ -5,6 +5,7 @@ import type { Command, CommandSendRequest } from '../../../src/client/index.ts';
 import { api } from '../api.ts';
 import { dateTime, t } from '../i18n.ts';
 import { ErrorNote, Field, Loading, Note } from '../ui.tsx';
+import { queryKeys } from '../queryKeys.ts';
 
 /** The attributes each type needs (docs/commands.md); numbers are sent as numbers. */
 const ATTRIBUTES: Record<string, { name: string; numeric: boolean }[]> = {
@@ -26,9 +27,9 @@ const typeName = (type: string) => t.commands.types[type] ?? type;
 /** Commands of one device: what its protocol can take, saved commands, and the last 24 h with statuses kept live by the socket. */
 export function DeviceCommands({ deviceId }: { deviceId: number }) {
   const queryClient = useQueryClient();
-  const types = useQuery({ queryKey: ['commands', 'types', deviceId], queryFn: () => api.commandTypes(deviceId) });
-  const history = useQuery({ queryKey: ['commands', 'history', deviceId], queryFn: () => api.commandHistory(deviceId) });
-  const saved = useQuery({ queryKey: ['commands', 'saved'], queryFn: () => api.savedCommands() });
+  const types = useQuery({ queryKey: queryKeys.commands.types(deviceId), queryFn: () => api.commandTypes(deviceId) });
+  const history = useQuery({ queryKey: queryKeys.commands.history(deviceId), queryFn: () => api.commandHistory(deviceId) });
+  const saved = useQuery({ queryKey: queryKeys.commands.saved, queryFn: () => api.savedCommands() });
   const [chosen, setChosen] = useState('');
   const [values, setValues] = useState<Record<string, string>>({});
   const [description, setDescription] = useState('');
@@ -36,16 +37,16 @@ export function DeviceCommands({ deviceId }: { deviceId: number }) {
 
   const recordSent = (command: Command) => {
     setAnswer(command);
-    queryClient.setQueryData<Command[]>(['commands', 'history', deviceId], (known) =>
+    queryClient.setQueryData<Command[]>(queryKeys.commands.history(deviceId), (known) =>
       known && !known.some((item) => item.id === command.id) ? [...known, command] : known,
     );
   };
   const send = useMutation({ mutationFn: (request: CommandSendRequest) => api.sendCommand(request), onMutate: () => setAnswer(undefined), onSuccess: recordSent });
   const save = useMutation({
     mutationFn: (request: { description: string; type: string; attributes: Record<string, unknown> }) => api.saveCommand(request),
-    onSuccess: () => void queryClient.invalidateQueries({ queryKey: ['commands', 'saved'] }),
+    onSuccess: () => void queryClient.invalidateQueries({ queryKey: queryKeys.commands.saved }),
   });
-  const remove = useMutation({ mutationFn: (id: number) => api.deleteSavedCommand(id), onSuccess: () => void queryClient.invalidateQueries({ queryKey: ['commands', 'saved'] }) });
+  const remove = useMutation({ mutationFn: (id: number) => api.deleteSavedCommand(id), onSuccess: () => void queryClient.invalidateQueries({ queryKey: queryKeys.commands.saved }) });
 
   const available = types.data?.map((item) => item.type) ?? [];
   const type = available.includes(chosen) ? chosen : (available[0] ?? '');

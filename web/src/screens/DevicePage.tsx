@@ -8,12 +8,13 @@ import { useLive } from '../live.ts';
 import { Link, navigate } from '../router.tsx';
 import { ErrorNote, Field, Loading, Note, Page, StatusDot } from '../ui.tsx';
 import { DeviceCommands } from './DeviceCommands.tsx';
+import { queryKeys } from '../queryKeys.ts';
 
 const PERMISSIONS: (keyof DevicePermissions)[] = ['position', 'events', 'geofences', 'notifications', 'commands'];
 
 export default function DevicePage({ params }: { params: Record<string, string> }) {
   const id = Number(params.id);
-  const device = useQuery({ queryKey: ['device', id], queryFn: () => api.device(id) });
+  const device = useQuery({ queryKey: queryKeys.device(id), queryFn: () => api.device(id) });
   if (device.isPending) return <Page title={t.device.details}><Loading /></Page>;
   if (device.isError) {
     return (
@@ -48,8 +49,8 @@ function useDeviceUpdate(id: number) {
   return useMutation({
     mutationFn: (changes: Parameters<typeof api.updateDevice>[1]) => api.updateDevice(id, changes),
     onSuccess: (device) => {
-      queryClient.setQueryData(['device', id], device);
-      void queryClient.invalidateQueries({ queryKey: ['devices'] });
+      queryClient.setQueryData(queryKeys.device(id), device);
+      void queryClient.invalidateQueries({ queryKey: queryKeys.devices });
     },
   });
 }
@@ -127,7 +128,7 @@ function Details({ device }: { device: Device }) {
 
 function LatestPosition({ device }: { device: Device }) {
   const live = useLive();
-  const latest = useQuery({ queryKey: ['positions', 'latest', device.id], queryFn: () => api.latestPositions(device.id) });
+  const latest = useQuery({ queryKey: queryKeys.latestPositions(device.id), queryFn: () => api.latestPositions(device.id) });
   const position = live.positions.get(device.id) ?? latest.data?.[0];
   return (
     <section className="card" aria-labelledby="device-latest">
@@ -158,7 +159,7 @@ function LatestPosition({ device }: { device: Device }) {
 }
 
 function DeviceEvents({ deviceId }: { deviceId: number }) {
-  const events = useQuery({ queryKey: ['events', 'device', deviceId], queryFn: () => api.events({ deviceId }) });
+  const events = useQuery({ queryKey: queryKeys.events.ofDevice(deviceId), queryFn: () => api.events({ deviceId }) });
   return (
     <section className="card" aria-labelledby="device-events">
       <h2 id="device-events">{t.device.events}</h2>
@@ -232,10 +233,10 @@ function Attributes({ device }: { device: Device }) {
 
 function Sharing({ deviceId }: { deviceId: number }) {
   const queryClient = useQueryClient();
-  const shares = useQuery({ queryKey: ['shares', deviceId], queryFn: () => api.shares(deviceId) });
+  const shares = useQuery({ queryKey: queryKeys.shares(deviceId), queryFn: () => api.shares(deviceId) });
   const [email, setEmail] = useState('');
   const [permissions, setPermissions] = useState<Record<keyof DevicePermissions, boolean>>({ position: true, events: true, geofences: false, notifications: false, commands: false });
-  const refresh = () => void queryClient.invalidateQueries({ queryKey: ['shares', deviceId] });
+  const refresh = () => void queryClient.invalidateQueries({ queryKey: queryKeys.shares(deviceId) });
   const share = useMutation({ mutationFn: () => api.shareDevice(deviceId, email.trim(), permissions), onSuccess: () => { setEmail(''); refresh(); } });
   const unshare = useMutation({ mutationFn: (who: { userId: number } | { email: string }) => api.unshareDevice(deviceId, who), onSuccess: refresh });
   const submit = (event: FormEvent) => {
@@ -284,7 +285,7 @@ function DeleteDevice({ deviceId }: { deviceId: number }) {
   const remove = useMutation({
     mutationFn: () => api.deleteDevice(deviceId),
     onSuccess: () => {
-      void queryClient.invalidateQueries({ queryKey: ['devices'] });
+      void queryClient.invalidateQueries({ queryKey: queryKeys.devices });
       navigate('/');
     },
   });

@@ -7,6 +7,7 @@ import { api } from '../api.ts';
 import { dateTime, t } from '../i18n.ts';
 import { ErrorNote, Field, Loading, localDateTimeInput, Page } from '../ui.tsx';
 import { useDevices } from './MapScreen.tsx';
+import { queryKeys } from '../queryKeys.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -23,13 +24,13 @@ function rangeQuery(from: string, to: string): EventQuery {
 
 export default function Events() {
   const devices = useDevices();
-  const geofences = useQuery({ queryKey: ['geofences'], queryFn: () => api.geofences() });
+  const geofences = useQuery({ queryKey: queryKeys.geofences, queryFn: () => api.geofences() });
   const [deviceId, setDeviceId] = useState('');
   const [type, setType] = useState('');
   const [from, setFrom] = useState(() => localDateTimeInput(new Date(Date.now() - DAY_MS)));
   const [to, setTo] = useState('');
   const [filters, setFilters] = useState<EventQuery>(() => rangeQuery(from, ''));
-  const events = useQuery({ queryKey: ['events', 'list', filters], queryFn: () => api.events(filters) });
+  const events = useQuery({ queryKey: queryKeys.events.list(filters), queryFn: () => api.events(filters) });
   const deviceSelect = useId();
   const typeSelect = useId();
   const names = new Map((devices.data ?? []).map((device) => [device.id, device.name]));

@@ -1,34 +1,37 @@
 import { useQuery } from '@tanstack/react-query';
-import { useEffect, useState } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import type { FormEvent } from 'react';
-import type { GeoJSONSource, Map as MapLibreMap } from 'maplibre-gl';
 import type { Position } from '../../../src/client/index.ts';
 import { api } from '../api.ts';
 import { dateTime, KMH_PER_KNOT, t } from '../i18n.ts';
-import { featureCollection } from '../map/geo.ts';
+import type { LngLat } from '../map/geo.ts';
+import { FitToPoints } from '../map/layers/FitToPoints.tsx';
+import { PointMarkers } from '../map/layers/PointMarkers.tsx';
+import { RoutePath } from '../map/layers/RoutePath.tsx';
 import { MapView } from '../map/MapView.tsx';
-import type { MapLibre } from '../map/MapView.tsx';
 import { Link } from '../router.tsx';
 import { ErrorNote, Field, Loading, localDateTimeInput, Page } from '../ui.tsx';
+import { queryKeys } from '../queryKeys.ts';
 
 const DAY_MS = 86_400_000;
 
 
 export default function History({ params }: { params: Record<string, string> }) {
   const id = Number(params.id);
-  const device = useQuery({ queryKey: ['device', id], queryFn: () => api.device(id) });
+  const device = useQuery({ queryKey: queryKeys.device(id), queryFn: () => api.device(id) });
   const [from, setFrom] = useState(() => localDateTimeInput(new Date(Date.now() - DAY_MS)));
   const [to, setTo] = useState(() => localDateTimeInput(new Date(Date.now() + 60_000)));
   const [range, setRange] = useState(() => ({ from, to }));
   const history = useQuery({
-    queryKey: ['history', id, range.from, range.to],
+    queryKey: queryKeys.history(id, range.from, range.to),
     queryFn: () => api.history(id, new Date(range.from), new Date(range.to)),
   });
   const [index, setIndex] = useState(0);
   const [playing, setPlaying] = useState(false);
-  const [map, setMap] = useState<{ map: MapLibreMap; maplibre: MapLibre }>();
-  const positions = history.data ?? [];
+  const positions = useMemo(() => history.data ?? [], [history.data]);
   const current = positions[Math.min(index, positions.length - 1)];
+  const track = useMemo(() => positions.map((position): LngLat => [position.longitude, position.latitude]), [positions]);
+  const cursor = useMemo((): LngLat[] => (current ? [[current.longitude, current.latitude]] : []), [current]);
 
   useEffect(() => setIndex(0), [history.data]);
 
@@ -41,34 +44,6 @@ export default function History({ params }: { params: Record<string, string> }) 
     const timer = setTimeout(() => setIndex(index + 1), 200);
     return () => clearTimeout(timer);
   }, [playing, index, positions.length]);
-
-  useEffect(() => {
-    if (!map) return;
-    const line = positions.map((position) => [position.longitude, position.latitude]);
-    (map.map.getSource('track') as GeoJSONSource).setData(
-      featureCollection(line.length > 1 ? [{ type: 'Feature', properties: {}, geometry: { type: 'LineString', coordinates: line } }] : []),
-    );
-    if (line.length > 0) {
-      const bounds = new map.maplibre.LngLatBounds();
-      for (const point of line) bounds.extend(point as [number, number]);
-      map.map.fitBounds(bounds, { padding: 50, maxZoom: 15, duration: 0 });
-    }
-  }, [map, history.data]);
-
-  useEffect(() => {
-    if (!map) return;
-    (map.map.getSource('cursor') as GeoJSONSource).setData(
-      featureCollection(current ? [{ type: 'Feature', properties: {}, geometry: { type: 'Point', coordinates: [current.longitude, current.latitude] } }] : []),
-    );
-  }, [map, current]);
-
-  const onLoad = (loaded: MapLibreMap, maplibre: MapLibre) => {
-    loaded.addSource('track', { type: 'geojson', data: featureCollection([]) });
-    loaded.addSource('cursor', { type: 'geojson', data: featureCollection([]) });
-    loaded.addLayer({ id: 'track', type: 'line', source: 'track', paint: { 'line-color': '#1d6fd8', 'line-width': 4 }, layout: { 'line-cap': 'round', 'line-join': 'round' } });
-    loaded.addLayer({ id: 'cursor', type: 'circle', source: 'cursor', paint: { 'circle-color': '#d93025', 'circle-radius': 8, 'circle-stroke-color': '#fff', 'circle-stroke-width': 2 } });
-    setMap({ map: loaded, maplibre });
-  };
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -91,7 +66,11 @@ export default function History({ params }: { params: Record<string, string> }) 
       <ErrorNote error={history.error ?? device.error} onRetry={() => void history.refetch()} />
       {history.isSuccess && positions.length === 0 && <p className="note info">{t.history.empty}</p>}
       <div className="history">
-        <MapView label={t.history.title(name)} onLoad={onLoad} className="map history-map" />
+        <MapView label={t.history.title(name)} className="map history-map">
+          <RoutePath coordinates={track} />
+          <PointMarkers points={cursor} color="#d93025" radius={8} />
+          <FitToPoints points={track} />
+        </MapView>
         {positions.length > 0 && current && (
           <div className="stack playback">
             <p aria-live="off">

@@ -7,14 +7,15 @@ import { dateTime, t } from '../i18n.ts';
 import { browserPushSubscription, disablePush, enablePush, ownPushTarget, PushPermissionDenied, pushSupported, useReceivedPushes } from '../push.ts';
 import { Link } from '../router.tsx';
 import { ErrorNote, Field, Loading, Note, Page } from '../ui.tsx';
+import { queryKeys } from '../queryKeys.ts';
 
 const words = t.notifications;
 const channelName = (name: string) => words.channelNames[name] ?? name;
 const typeName = (type: string) => t.events.types[type] ?? type;
 
 export default function Notifications() {
-  const rules = useQuery({ queryKey: ['notifications', 'rules'], queryFn: () => api.notificationRules() });
-  const devices = useQuery({ queryKey: ['devices'], queryFn: () => api.devices() });
+  const rules = useQuery({ queryKey: queryKeys.notifications.rules, queryFn: () => api.notificationRules() });
+  const devices = useQuery({ queryKey: queryKeys.devices, queryFn: () => api.devices() });
   const [editing, setEditing] = useState<NotificationRule | undefined>();
   // A saved rule starts a fresh form (no second rule by a second click); the secret outlives that form.
   const [saved, setSaved] = useState<{ count: number; secret: string | undefined }>({ count: 0, secret: undefined });
@@ -55,7 +56,7 @@ export default function Notifications() {
 
 function RuleItem({ rule, onEdit }: { rule: NotificationRule; onEdit: () => void }) {
   const queryClient = useQueryClient();
-  const remove = useMutation({ mutationFn: () => api.deleteNotificationRule(rule.id), onSuccess: () => void queryClient.invalidateQueries({ queryKey: ['notifications'] }) });
+  const remove = useMutation({ mutationFn: () => api.deleteNotificationRule(rule.id), onSuccess: () => void queryClient.invalidateQueries({ queryKey: queryKeys.notifications.all }) });
   const name = typeName(rule.type);
   const devices = rule.always ? words.everyDevice : words.deviceCount(rule.deviceIds.length);
   return (
@@ -81,8 +82,8 @@ function RuleForm({ rule, devices, saved, onSaved, onCancel }: {
   onCancel: () => void;
 }) {
   const queryClient = useQueryClient();
-  const types = useQuery({ queryKey: ['notifications', 'types'], queryFn: () => api.notificationTypes(), staleTime: Infinity });
-  const channels = useQuery({ queryKey: ['notifications', 'channels'], queryFn: () => api.notificationChannels(), staleTime: Infinity });
+  const types = useQuery({ queryKey: queryKeys.notifications.types, queryFn: () => api.notificationTypes(), staleTime: Infinity });
+  const channels = useQuery({ queryKey: queryKeys.notifications.channels, queryFn: () => api.notificationChannels(), staleTime: Infinity });
   const [type, setType] = useState(rule?.type ?? 'alarm');
   const [always, setAlways] = useState(rule?.always ?? true);
   const [deviceIds, setDeviceIds] = useState<number[]>(rule?.deviceIds ?? []);
@@ -92,7 +93,7 @@ function RuleForm({ rule, devices, saved, onSaved, onCancel }: {
   const save = useMutation({
     mutationFn: (request: NotificationRuleRequest) => (rule ? api.updateNotificationRule(rule.id, request) : api.createNotificationRule(request)),
     onSuccess: (answer) => {
-      void queryClient.invalidateQueries({ queryKey: ['notifications', 'rules'] });
+      void queryClient.invalidateQueries({ queryKey: queryKeys.notifications.rules });
       onSaved(answer);
     },
   });
@@ -179,7 +180,7 @@ function RuleForm({ rule, devices, saved, onSaved, onCancel }: {
 }
 
 function TestSend() {
-  const channels = useQuery({ queryKey: ['notifications', 'channels'], queryFn: () => api.notificationChannels(), staleTime: Infinity });
+  const channels = useQuery({ queryKey: queryKeys.notifications.channels, queryFn: () => api.notificationChannels(), staleTime: Infinity });
   const [channel, setChannel] = useState('');
   const test = useMutation({ mutationFn: () => api.testNotification(channel || undefined) });
   return (
@@ -218,8 +219,8 @@ function TestSend() {
 
 function FailedDeliveries({ names }: { names: Map<number, string> }) {
   const queryClient = useQueryClient();
-  const failed = useQuery({ queryKey: ['notifications', 'deliveries', 'failed'], queryFn: () => api.deliveries('failed') });
-  const retry = useMutation({ mutationFn: (id: number) => api.retryDelivery(id), onSuccess: () => void queryClient.invalidateQueries({ queryKey: ['notifications', 'deliveries'] }) });
+  const failed = useQuery({ queryKey: queryKeys.notifications.failedDeliveries, queryFn: () => api.deliveries('failed') });
+  const retry = useMutation({ mutationFn: (id: number) => api.retryDelivery(id), onSuccess: () => void queryClient.invalidateQueries({ queryKey: queryKeys.notifications.deliveries }) });
   return (
     <section className="card" aria-labelledby="failed-deliveries">
       <h2 id="failed-deliveries">{words.failed}</h2>
@@ -250,12 +251,12 @@ function FailedDeliveries({ names }: { names: Map<number, string> }) {
 
 function PushOptIn() {
   const queryClient = useQueryClient();
-  const targets = useQuery({ queryKey: ['notifications', 'targets'], queryFn: () => api.pushTargets() });
-  const subscription = useQuery({ queryKey: ['push', 'subscription'], queryFn: browserPushSubscription });
+  const targets = useQuery({ queryKey: queryKeys.notifications.targets, queryFn: () => api.pushTargets() });
+  const subscription = useQuery({ queryKey: queryKeys.pushSubscription, queryFn: browserPushSubscription });
   const received = useReceivedPushes();
   const refresh = () => {
-    void queryClient.invalidateQueries({ queryKey: ['notifications', 'targets'] });
-    void queryClient.invalidateQueries({ queryKey: ['push', 'subscription'] });
+    void queryClient.invalidateQueries({ queryKey: queryKeys.notifications.targets });
+    void queryClient.invalidateQueries({ queryKey: queryKeys.pushSubscription });
   };
   const enable = useMutation({ mutationFn: () => enablePush(words.pushName), onSettled: refresh });
   const disable = useMutation({ mutationFn: disablePush, onSettled: refresh });

@@ -3,6 +3,7 @@ import type { User } from '../../../src/client/index.ts';
 import { api } from '../api.ts';
 import { dateTime, t } from '../i18n.ts';
 import { ErrorNote, Loading, Page } from '../ui.tsx';
+import { queryKeys } from '../queryKeys.ts';
 
 const COUNTED = ['devices', 'geofences', 'shares', 'notificationRules'] as const;
 
@@ -15,7 +16,7 @@ function usageText(used: number | null, limit: number | null): string {
 
 /** The plan in force, what the user holds against each limit, and their subscriptions: where every 402 leads. */
 export default function PlanScreen({ user }: { user: User }) {
-  const subscriptions = useQuery({ queryKey: ['subscriptions', user.id], queryFn: () => api.subscriptions(user.id) });
+  const subscriptions = useQuery({ queryKey: queryKeys.subscriptions(user.id), queryFn: () => api.subscriptions(user.id) });
   if (subscriptions.isPending) return <Page title={t.plan.title}><Loading /></Page>;
   if (subscriptions.isError) {
     return (

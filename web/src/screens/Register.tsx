@@ -5,6 +5,7 @@ import { api, settings } from '../api.ts';
 import { t } from '../i18n.ts';
 import { Link, navigate } from '../router.tsx';
 import { ErrorNote, Field, Loading, NewPasswordField, Note, Page } from '../ui.tsx';
+import { queryKeys } from '../queryKeys.ts';
 
 export default function Register() {
   const [email, setEmail] = useState('');
@@ -53,7 +54,7 @@ export default function Register() {
 
 function LegalText({ type, title }: { type: 'terms' | 'privacy'; title: string }) {
   const [open, setOpen] = useState(false);
-  const document = useQuery({ queryKey: ['legal', type], queryFn: () => api.legalDocument(type), enabled: open });
+  const document = useQuery({ queryKey: queryKeys.legal(type), queryFn: () => api.legalDocument(type), enabled: open });
   return (
     <details onToggle={(e) => setOpen((e.target as HTMLDetailsElement).open)}>
       <summary>{title}</summary>

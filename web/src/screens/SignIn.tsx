@@ -4,7 +4,7 @@ import type { FormEvent } from 'react';
 import { api, errorCode, settings } from '../api.ts';
 import { socialNames, t } from '../i18n.ts';
 import { Link, navigate, useLocation } from '../router.tsx';
-import { PROFILE_KEY } from '../session.ts';
+import { queryKeys } from '../queryKeys.ts';
 import { ErrorNote, Field, Note, Page } from '../ui.tsx';
 import { rememberTwoFactor } from './two-factor-state.ts';
 
@@ -20,7 +20,7 @@ export default function SignIn() {
         rememberTwoFactor(result.tempToken, result.type);
         navigate(`/login/2fa?type=${result.type}`);
       } else {
-        queryClient.setQueryData(PROFILE_KEY, result.user);
+        queryClient.setQueryData(queryKeys.profile, result.user);
       }
     },
   });

@@ -4,7 +4,7 @@ import type { FormEvent } from 'react';
 import { api, errorCode } from '../api.ts';
 import { t } from '../i18n.ts';
 import { Link, navigate, useLocation } from '../router.tsx';
-import { PROFILE_KEY } from '../session.ts';
+import { queryKeys } from '../queryKeys.ts';
 import { CodeField, ErrorNote, Field, Note, Page, useCountdown } from '../ui.tsx';
 import { forgetTwoFactor, pendingTwoFactor } from './two-factor-state.ts';
 
@@ -23,7 +23,7 @@ export default function TwoFactorLogin() {
     mutationFn: () => api.completeTwoFactor(initial?.token ?? '', code.trim()),
     onSuccess: (user) => {
       forgetTwoFactor();
-      queryClient.setQueryData(PROFILE_KEY, user);
+      queryClient.setQueryData(queryKeys.profile, user);
       navigate('/', { replace: true });
     },
   });

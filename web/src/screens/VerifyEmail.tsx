@@ -34,9 +34,9 @@ function VerifyCode({ initialEmail, justSent, embedded = false }: { initialEmail
   const [code, setCode] = useState('');
   const [left, startCountdown] = useCountdown();
   useEffect(() => {
+    // On arrival: the mail was sent by the sign-up that led here.
     if (justSent) startCountdown(RESEND_COOLDOWN_SECONDS);
-    // Only on arrival: the mail was sent by the sign-up that led here.
-  }, [justSent]); // startCountdown changes every render; the countdown starts once
+  }, [justSent, startCountdown]);
   const verify = useMutation({ mutationFn: () => api.verifyCode(email.trim(), code) });
   const resend = useMutation({ mutationFn: () => api.resendVerification(email.trim()), onSuccess: () => startCountdown(RESEND_COOLDOWN_SECONDS) });
   const submit = (event: FormEvent) => {
