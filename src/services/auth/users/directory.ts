@@ -1,6 +1,7 @@
 import type { EventBus } from '../../../platform/bus.ts';
 import { ReadThroughCache } from '../../../platform/cache.ts';
-import { AppError, unavailable } from '../../../platform/http/errors.ts';
+import { unavailable } from '../../../platform/http/errors.ts';
+import { AppError } from '../errors.ts';
 import type { UserRepository, UserRow } from './repository.ts';
 import { accessFlags, storedAttributes } from './view.ts';
 
