@@ -3,7 +3,7 @@
  * the few device facts the tracking module needs. Tracking calls accessFor on every request, so it
  * answers from one indexed query, cached per request (pass the request as `scope`).
  */
-import { devicesHolding, refusal } from '../../platform/access-policy.ts';
+import { devicesHolding, holds, refusal } from '../../platform/access-policy.ts';
 import type { Caller, DeviceAction, Standing } from '../../platform/access-policy.ts';
 import { unavailable } from '../../platform/http/errors.ts';
 import type { Device, DevicePermissions, DeviceStatus } from '../../client/tracking-types.ts';
@@ -102,7 +102,7 @@ export async function authorize(access: DeviceAccess, caller: Pick<Caller, 'admi
 
 /** Whether the user may read what `permission` covers on a device, from the grants alone (administrators: every device). */
 export function mayRead(access: DeviceAccess, deviceId: number, permission: Permission): boolean {
-  return refusal(access, { exists: true, holding: access.grant(deviceId) }, permission) === undefined;
+  return holds(access.administrator, access.grant(deviceId), permission);
 }
 
 /** The access behind `data`; `exists` tells a device the user has no grant on from no device at all. */
