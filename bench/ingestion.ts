@@ -14,7 +14,8 @@ import { openDatabase } from '../src/platform/db/database.ts';
 import type { Database } from '../src/platform/db/database.ts';
 import { migrateModules } from '../src/platform/db/migrations.ts';
 import type { NewPosition } from '../src/services/tracking/api.ts';
-import { unavailableDevices, unavailableUsers } from '../src/services/tracking/access.ts';
+import { unavailableDevices } from '../src/services/devices/access.ts';
+import { unavailableUserDirectory } from '../src/services/auth/users/directory.ts';
 import { trackingMigrations } from '../src/services/tracking/module.ts';
 import { PositionService } from '../src/services/tracking/positions/service.ts';
 import { HistoryCut } from '../src/services/tracking/history-cut.ts';
@@ -104,7 +105,7 @@ async function insertCeiling(database: BenchDatabase): Promise<number> {
   try {
     await migrateModules(opened, [trackingMigrations]);
     const log = pino({ level: 'silent' }) as unknown as FastifyBaseLogger;
-    const positions = new PositionService(new TrackingStore(opened.db as Kysely<TrackingTables>), unavailableDevices, unavailableUsers, new HistoryCut(undefined, unavailableDevices), log);
+    const positions = new PositionService(new TrackingStore(opened.db as Kysely<TrackingTables>), unavailableDevices, unavailableUserDirectory, new HistoryCut(undefined, unavailableDevices), log);
     return await storeRowsRate(positions, CEILING_SECONDS, DEVICES);
   } finally {
     await opened.close();

@@ -6,7 +6,8 @@ import { pino } from 'pino';
 import { openDatabase } from '../src/platform/db/database.ts';
 import type { Database } from '../src/platform/db/database.ts';
 import { migrateModules } from '../src/platform/db/migrations.ts';
-import { unavailableDevices, unavailableUsers } from '../src/services/tracking/access.ts';
+import { unavailableDevices } from '../src/services/devices/access.ts';
+import { unavailableUserDirectory } from '../src/services/auth/users/directory.ts';
 import { trackingMigrations } from '../src/services/tracking/module.ts';
 import { HistoryCut } from '../src/services/tracking/history-cut.ts';
 import { PositionService } from '../src/services/tracking/positions/service.ts';
@@ -141,7 +142,7 @@ export async function benchScale(): Promise<Figure[]> {
     const reads = await compareReads(new TrackingStore(small.database.db as Kysely<TrackingTables>), store, until, days);
 
     const log = pino({ level: 'silent' }) as unknown as FastifyBaseLogger;
-    const positions = new PositionService(store, unavailableDevices, unavailableUsers, new HistoryCut(undefined, unavailableDevices), log);
+    const positions = new PositionService(store, unavailableDevices, unavailableUserDirectory, new HistoryCut(undefined, unavailableDevices), log);
     const cutoff = historyStart(whole) + 30 * DAY_MS;
     const purgeOldestMonth = () =>
       new RetentionJob({

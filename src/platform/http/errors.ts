@@ -103,3 +103,11 @@ export class AppError extends Error {
 export function limitReached(limit: string, max: number, usage: number, message: string, path = '/body'): AppError {
   return new AppError('LIMIT_REACHED', message, { details: [{ path, message, limit, max, usage }] });
 }
+
+/**
+ * An operation of a module that is not running in this process: every call fails with 502 until a
+ * remote implementation is passed in (the health endpoint keeps answering).
+ */
+export function unavailable(what: string): () => Promise<never> {
+  return () => Promise.reject(new AppError('UPSTREAM_UNAVAILABLE', `The ${what} is not available to this process`));
+}

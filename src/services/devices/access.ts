@@ -3,6 +3,9 @@
  * the few device facts the tracking module needs. Tracking calls accessFor on every request, so it
  * answers from one indexed query, cached per request (pass the request as `scope`).
  */
+import { devicesHolding, holds, refusal } from '../../platform/access-policy.ts';
+import type { Caller, DeviceAction, Standing } from '../../platform/access-policy.ts';
+import { unavailable } from '../../platform/http/errors.ts';
 import type { Device, DevicePermissions, DeviceStatus } from '../../client/tracking-types.ts';
 
 export type { DevicePermissions, DeviceStatus };
@@ -40,9 +43,6 @@ export interface DeviceGrant {
   sharedBy?: number;
 }
 
-/** How a user may reach one device: the answer behind 200, 403 and 404. */
-export type AccessCheck = { outcome: 'allowed' } | { outcome: 'forbidden' } | { outcome: 'missing' };
-
 /** What a user's access is made of: plain data, the same in the devices process and in a tracking process elsewhere. */
 export interface DeviceAccessData {
   userId: number;
@@ -57,16 +57,9 @@ export interface DeviceAccess extends DeviceAccessData {
   grant(deviceId: number): DeviceGrant | undefined;
   /** Ids of the granted devices on which the user holds `permission`, ascending. */
   deviceIdsWith(permission: Permission): number[];
-  /**
-   * Whether the user may use `permission` on the device: from the grants without a query, otherwise
-   * one indexed lookup tells a device that exists (403, or allowed for an administrator) from none (404).
-   */
-  check(deviceId: number, permission?: Permission): Promise<AccessCheck>;
+  /** How the user stands to the device: from the grants without a query, else one indexed lookup tells a device from none. */
+  standing(deviceId: number): Promise<Standing>;
 }
-
-const ALLOWED: AccessCheck = { outcome: 'allowed' };
-const FORBIDDEN: AccessCheck = { outcome: 'forbidden' };
-const MISSING: AccessCheck = { outcome: 'missing' };
 
 class UserDeviceAccess implements DeviceAccess {
   readonly userId: number;
@@ -88,16 +81,28 @@ class UserDeviceAccess implements DeviceAccess {
   }
 
   deviceIdsWith(permission: Permission): number[] {
-    return this.grants.filter((grant) => grant.permissions[permission]).map((grant) => grant.deviceId);
+    return devicesHolding(this.administrator, this.grants, permission);
   }
 
-  async check(deviceId: number, permission?: Permission): Promise<AccessCheck> {
-    const grant = this.byDevice.get(deviceId);
-    if (grant && (permission === undefined || grant.permissions[permission])) return ALLOWED;
-    if (grant && !this.administrator) return FORBIDDEN;
-    if (!(await this.exists(deviceId))) return MISSING;
-    return this.administrator ? ALLOWED : FORBIDDEN;
+  async standing(deviceId: number): Promise<Standing> {
+    const holding = this.byDevice.get(deviceId);
+    if (holding) return { exists: true, holding };
+    return (await this.exists(deviceId)) ? { exists: true, holding: undefined } : { exists: false };
   }
+}
+
+/**
+ * Throws the access policy's refusal of `action` on the device (docs/errors.md, Access). `caller`
+ * is the user's account (UserAccess) for the actions their flags decide; for reading, the access itself.
+ */
+export async function authorize(access: DeviceAccess, caller: Pick<Caller, 'administrator'> & Partial<Caller>, deviceId: number, action: DeviceAction): Promise<void> {
+  const refused = refusal(caller, await access.standing(deviceId), action);
+  if (refused) throw refused;
+}
+
+/** Whether the user may read what `permission` covers on a device, from the grants alone (administrators: every device). */
+export function mayRead(access: DeviceAccess, deviceId: number, permission: Permission): boolean {
+  return holds(access.administrator, access.grant(deviceId), permission);
 }
 
 /** The access behind `data`; `exists` tells a device the user has no grant on from no device at all. */
@@ -167,3 +172,14 @@ export interface DeviceAccessApi {
    */
   updateStatuses(batch: readonly DeviceStatusChange[]): Promise<number[]>;
 }
+
+/** The devices module as seen from a process without it, until a remote implementation is passed in. */
+export const unavailableDevices: DeviceAccessApi = {
+  accessFor: unavailable('device access of the devices service'),
+  exists: unavailable('devices service'),
+  findByUniqueId: unavailable('devices service'),
+  getDevices: unavailable('devices service'),
+  viewsFor: unavailable('devices service'),
+  updateStatus: unavailable('devices service'),
+  updateStatuses: unavailable('devices service'),
+};

@@ -9,7 +9,7 @@ import type { UserDirectory } from '../auth/users/directory.ts';
 import type { Entitlement } from '../billing/module.ts';
 import type { DeviceAccessApi } from './access.ts';
 import { DeviceCaches } from './caches.ts';
-import { unavailableUserDirectory } from './callers.ts';
+import { unavailableUserDirectory } from '../auth/users/directory.ts';
 import { registerClaimTokenRoutes } from './claim-tokens/routes.ts';
 import { ClaimTokenService } from './claim-tokens/service.ts';
 import { DeviceAccessResolver } from './grants.ts';

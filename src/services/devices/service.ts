@@ -4,18 +4,19 @@ import type { DeviceRegistration } from '../../config.ts';
 import type { FactRecorder } from '../../platform/outbox/outbox.ts';
 import { limitReached } from '../../platform/http/errors.ts';
 import { AppError } from './errors.ts';
+import { requireUser } from '../auth/users/directory.ts';
 import type { UserAccess, UserDirectory } from '../auth/users/directory.ts';
+import { assertAccountMay } from '../../platform/access-policy.ts';
 import { ALL_PERMISSIONS } from './access.ts';
 import type { DeviceAccess, DeviceRecord, DeviceStatusChange, DeviceStatusUpdate, DeviceView } from './access.ts';
 import { announceAccessChange } from './caches.ts';
 import type { DeviceCaches, VisibleDevices } from './caches.ts';
-import { assertMayChangeDevices, resolveCaller } from './callers.ts';
 import { normaliseClaimToken } from './claim-tokens/code.ts';
 import type { ClaimTokenRow } from './claim-tokens/repository.ts';
 import type { DeviceDeleted, DevicesUpdated } from './events.ts';
 import type { DeviceWithToken, StatusChangeRow, VisibleDeviceRow } from './repository.ts';
 import type { DeviceRepositories, DevicesStore } from './store.ts';
-import { isUniqueViolation, requireDevice } from './store.ts';
+import { isUniqueViolation, requireDevice, requireDeviceFor } from './store.ts';
 import type { DevicesTable } from './tables.ts';
 import type { Entitlement, PlanLimit } from '../billing/module.ts';
 import { acceptInvitations } from './sharing.ts';
@@ -88,7 +89,7 @@ export class DeviceService {
 
   /** Owned and shared devices of the caller, or (administrators only) of `userId`, as that user sees them. */
   async list(callerId: number, query: DeviceListQuery): Promise<DeviceView[]> {
-    const caller = await resolveCaller(this.users, callerId);
+    const caller = await requireUser(this.users, callerId);
     let subject: UserAccess = caller;
     if (query.userId !== undefined && query.userId !== caller.id) {
       if (!caller.administrator) throw new AppError('FORBIDDEN', 'Only administrators may list the devices of another user');
@@ -108,7 +109,7 @@ export class DeviceService {
   }
 
   async get(callerId: number, deviceId: number): Promise<DeviceView> {
-    const caller = await resolveCaller(this.users, callerId);
+    const caller = await requireUser(this.users, callerId);
     const visible = (await this.visibleTo(caller)).get(deviceId);
     if (visible) return toView(visible, visibleViewpoint(visible, caller));
     // Neither owned nor shared: an administrator sees it all the same, anyone else learns 403 or 404.
@@ -133,8 +134,8 @@ export class DeviceService {
   }
 
   async create(callerId: number, input: DeviceInput): Promise<DeviceView> {
-    const caller = await resolveCaller(this.users, callerId);
-    assertMayChangeDevices(caller);
+    const caller = await requireUser(this.users, callerId);
+    assertAccountMay(caller, 'changeDevices');
     // Anyone could otherwise register a tracker's IMEI first and receive its positions.
     if (this.policy.registration === 'claim-only' && input.deviceToken === undefined && !caller.administrator) {
       throw new AppError('DEVICE_REGISTRATION_CLAIM_ONLY');
@@ -202,10 +203,8 @@ export class DeviceService {
   }
 
   async update(callerId: number, deviceId: number, changes: DeviceChanges): Promise<DeviceView> {
-    const caller = await resolveCaller(this.users, callerId);
-    const row = await requireDevice(this.store, deviceId);
-    assertOwnerOrAdministrator(caller, row);
-    assertMayChangeDevices(caller);
+    const caller = await requireUser(this.users, callerId);
+    await requireDeviceFor(this.store, caller, deviceId, 'manage');
     const update: Updateable<DevicesTable> = { updated_at: Date.now() };
     if (changes.name !== undefined) update.name = changes.name;
     if (changes.phone !== undefined) update.phone = changes.phone;
@@ -222,10 +221,8 @@ export class DeviceService {
   }
 
   async delete(callerId: number, deviceId: number): Promise<void> {
-    const caller = await resolveCaller(this.users, callerId);
-    const row = await requireDevice(this.store, deviceId);
-    assertOwnerOrAdministrator(caller, row);
-    assertMayChangeDevices(caller);
+    const caller = await requireUser(this.users, callerId);
+    await requireDeviceFor(this.store, caller, deviceId, 'manage');
     await this.removeDevice(deviceId);
   }
 
@@ -234,8 +231,8 @@ export class DeviceService {
    * under its uniqueId (e.g. by the seller's stock account), whose shares then end.
    */
   async claim(callerId: number, rawToken: string | undefined): Promise<ClaimResult> {
-    const caller = await resolveCaller(this.users, callerId);
-    assertMayChangeDevices(caller);
+    const caller = await requireUser(this.users, callerId);
+    assertAccountMay(caller, 'changeDevices');
     if (rawToken === undefined || rawToken.trim() === '') throw new AppError('CLAIM_TOKEN_REQUIRED');
     const token = normaliseClaimToken(rawToken);
     if (!token) throw new AppError('CLAIM_TOKEN_NOT_FOUND');
@@ -389,11 +386,6 @@ function visibleViewpoint(row: VisibleDeviceRow, user: UserAccess): Viewpoint {
   return { isOwner: false, permissions: user.administrator ? ALL_PERMISSIONS : toPermissions(row), ...(row.shared_by === null ? {} : { sharedBy: row.shared_by }) };
 }
 
-function assertOwnerOrAdministrator(caller: UserAccess, row: DeviceWithToken): void {
-  if (row.owner_id !== caller.id && !caller.administrator) {
-    throw new AppError('FORBIDDEN', 'Only the owner or an administrator may change this device');
-  }
-}
 
 /** MAX_DEVICES_PER_USER and the plan's `devices`. */
 interface DeviceAllowance {

@@ -2,14 +2,14 @@ import type { EventBus } from '../../platform/bus.ts';
 import type { ServerLimits } from '../../config.ts';
 import { limitReached } from '../../platform/http/errors.ts';
 import { AppError } from './errors.ts';
+import { requireUser } from '../auth/users/directory.ts';
 import type { UserAccess, UserDirectory } from '../auth/users/directory.ts';
 import { NO_PERMISSIONS } from './access.ts';
 import type { DevicePermissions } from './access.ts';
 import { announceAccessChange } from './caches.ts';
-import { assertMayChangeDevices, resolveCaller } from './callers.ts';
 import type { DeviceRow, InvitationRow, ShareRow } from './repository.ts';
 import type { DeviceRepositories, DevicesStore } from './store.ts';
-import { isUniqueViolation, requireDevice } from './store.ts';
+import { isUniqueViolation, requireDevice, requireDeviceFor } from './store.ts';
 import { toFlags, toPermissions } from './views.ts';
 import { isoOrNull } from '../../platform/http/schemas.ts';
 import type { Entitlement, PlanLimit } from '../billing/module.ts';
@@ -46,7 +46,7 @@ export class SharingService {
   }
 
   async share(callerId: number, deviceId: number, input: NewShare): Promise<ShareView> {
-    const caller = await resolveCaller(this.users, callerId);
+    const caller = await requireUser(this.users, callerId);
     const device = await this.managedDevice(caller, deviceId);
     // Undefined: an administrator, held to no cap; `limit` undefined: no plan applies, the server cap still does.
     const plan = caller.administrator ? undefined : { limit: await this.plans?.limitOf(device.owner_id, 'shares') };
@@ -78,7 +78,7 @@ export class SharingService {
 
   /** Active shares by user id, then pending ones by address. */
   async list(callerId: number, deviceId: number): Promise<ShareView[]> {
-    const caller = await resolveCaller(this.users, callerId);
+    const caller = await requireUser(this.users, callerId);
     await this.ownedDevice(caller, deviceId);
     const [rows, invitations] = await Promise.all([this.store.devices.listShares(deviceId), this.store.devices.listInvitations(deviceId)]);
     const users = await Promise.all(rows.map((row) => this.users.get(row.user_id)));
@@ -93,7 +93,7 @@ export class SharingService {
 
   /** Withdraws a pending share (one whose address no account had yet); an active one ends by user id. */
   async withdraw(callerId: number, deviceId: number, email: string): Promise<void> {
-    const caller = await resolveCaller(this.users, callerId);
+    const caller = await requireUser(this.users, callerId);
     await this.managedDevice(caller, deviceId);
     if (!(await this.store.devices.deleteInvitation(deviceId, email.trim().toLowerCase()))) {
       throw new AppError('NOT_FOUND', 'No pending share of this device has this address');
@@ -102,7 +102,7 @@ export class SharingService {
 
   /** Changes only the permissions named; the others keep their value. */
   async update(callerId: number, deviceId: number, userId: number, permissions: Partial<DevicePermissions>): Promise<ShareView> {
-    const caller = await resolveCaller(this.users, callerId);
+    const caller = await requireUser(this.users, callerId);
     await this.managedDevice(caller, deviceId);
     const share = await this.requireShare(deviceId, userId);
     const merged = { ...toPermissions(share), ...permissions };
@@ -115,7 +115,7 @@ export class SharingService {
 
   /** The owner or an administrator ends a share; a user may also leave a share made to them. */
   async remove(callerId: number, deviceId: number, userId: number): Promise<void> {
-    const caller = await resolveCaller(this.users, callerId);
+    const caller = await requireUser(this.users, callerId);
     const device = await requireDevice(this.store, deviceId);
     if (caller.id === userId && device.owner_id !== caller.id) {
       if (await this.deleteShare(deviceId, userId)) return;
@@ -145,19 +145,13 @@ export class SharingService {
   }
 
   /** The device exists (else 404) and the caller owns it or is an administrator (else 403). */
-  private async ownedDevice(caller: UserAccess, deviceId: number): Promise<DeviceRow> {
-    const device = await requireDevice(this.store, deviceId);
-    if (device.owner_id !== caller.id && !caller.administrator) {
-      throw new AppError('FORBIDDEN', 'Only the owner or an administrator may manage the shares of this device');
-    }
-    return device;
+  private ownedDevice(caller: UserAccess, deviceId: number): Promise<DeviceRow> {
+    return requireDeviceFor(this.store, caller, deviceId, 'listShares');
   }
 
   /** As ownedDevice, and the caller's account may change devices. */
-  private async managedDevice(caller: UserAccess, deviceId: number): Promise<DeviceRow> {
-    const device = await this.ownedDevice(caller, deviceId);
-    assertMayChangeDevices(caller);
-    return device;
+  private managedDevice(caller: UserAccess, deviceId: number): Promise<DeviceRow> {
+    return requireDeviceFor(this.store, caller, deviceId, 'manage');
   }
 
   private async requireShare(deviceId: number, userId: number): Promise<ShareRow> {

@@ -1,4 +1,6 @@
 import type { Kysely } from 'kysely';
+import { OWNER, refusal } from '../../platform/access-policy.ts';
+import type { Caller } from '../../platform/access-policy.ts';
 import { TableAccess } from '../../platform/db/table-access.ts';
 import { ClaimTokenRepository } from './claim-tokens/repository.ts';
 import { AppError } from './errors.ts';
@@ -37,5 +39,16 @@ export function isUniqueViolation(error: unknown): boolean {
 export async function requireDevice(store: DevicesStore, deviceId: number): Promise<DeviceWithToken> {
   const row = await store.devices.findById(deviceId);
   if (!row) throw new AppError('NOT_FOUND', 'No such device');
+  return row;
+}
+
+/**
+ * The device (else 404) once the access policy lets the caller do an owner's `action` on it; the
+ * row's owner decides, so no grants are read.
+ */
+export async function requireDeviceFor(store: DevicesStore, caller: Caller & { id: number }, deviceId: number, action: 'manage' | 'listShares'): Promise<DeviceWithToken> {
+  const row = await requireDevice(store, deviceId);
+  const refused = refusal(caller, { exists: true, holding: row.owner_id === caller.id ? OWNER : undefined }, action);
+  if (refused) throw refused;
   return row;
 }

@@ -10,7 +10,8 @@ import type { UserDirectory } from '../auth/users/directory.ts';
 import type { Entitlement } from '../billing/entitlement.ts';
 import type { DeviceAccessApi } from '../devices/access.ts';
 import type { StoredEventFact } from '../tracking/domain-events.ts';
-import { unavailableDevices, unavailableUsers } from '../tracking/access.ts';
+import { unavailableDevices } from '../devices/access.ts';
+import { unavailableUserDirectory } from '../auth/users/directory.ts';
 import { AddressGuard } from './channels/addresses.ts';
 import type { HostLookup } from './channels/addresses.ts';
 import { MailSender } from './channels/mail.ts';
@@ -89,7 +90,7 @@ export async function createNotificationsModule(ctx: ModuleContext, deps: Notifi
   if (!deps.entitlement) log.warn('notifications: no billing module in this process and no BILLING_URL; plans are not applied: every user may use every configured channel, up to MAX_NOTIFICATION_RULES_PER_USER rules');
   if (!deps.devices || !deps.users) log.warn('notifications: the devices or auth interface is missing in this process; rules and deliveries wait until it is wired');
   const devices = deps.devices ?? unavailableDevices;
-  const users = deps.users ?? unavailableUsers;
+  const users = deps.users ?? unavailableUserDirectory;
   const settings = config.notifications;
   const repository = new NotificationsRepository(database);
   const limiter = chooseRateLimiter(config, ctx.redis, hooks.now);

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { NotificationsConfig } from '../../config.ts';
+import { refusal } from '../../platform/access-policy.ts';
 import { limitReached } from '../../platform/http/errors.ts';
 import type { Entitlement } from '../billing/entitlement.ts';
 import type { DeviceAccessApi } from '../devices/access.ts';
@@ -129,11 +130,17 @@ export class RuleService {
     }
     if (!always) {
       if (deviceIds.length === 0) throw new AppError('DEVICES_REQUIRED');
-      const access = await this.#options.devices.accessFor(userId, scope);
+      const { devices } = this.#options;
+      const access = await devices.accessFor(userId, scope);
+      // One lookup for all the devices the user holds nothing on, and only for an administrator, who may name any device.
+      const unheld = deviceIds.filter((deviceId) => !access.grant(deviceId));
+      const known = new Set(access.administrator && unheld.length > 0 ? (await devices.getDevices(unheld)).map((device) => device.id) : []);
       for (const deviceId of deviceIds) {
-        if ((await access.check(deviceId, 'notifications')).outcome !== 'allowed') {
-          throw new AppError('FORBIDDEN', `You may not receive notifications of device ${deviceId}`);
-        }
+        const holding = access.grant(deviceId);
+        const refused = refusal(access, holding || known.has(deviceId) ? { exists: true, holding } : { exists: false }, 'notifications');
+        // A device one may not reach is refused as one that does not exist: a rule does not tell them apart.
+        if (refused?.code === 'PERMISSION_REQUIRED') throw refused;
+        if (refused) throw new AppError('FORBIDDEN', `You may not receive notifications of device ${deviceId}`);
       }
     }
     return { type: request.type, always, deviceIds, channels: request.channels, attributes, calendarId: null };

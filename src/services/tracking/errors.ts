@@ -8,10 +8,6 @@ export const TRACKING_ERRORS = {
   WEBSOCKET_REQUIRED: [426, 'This endpoint speaks WebSocket only: send an Upgrade: websocket request'],
   UNSUPPORTED_COMMAND: [400, "The device's protocol cannot send this command type"],
   INVALID_COMMAND_ATTRIBUTES: [400, 'The attributes do not fit the command type'],
-  COMMAND_PERMISSION_REQUIRED: [403, 'The share of this device does not include sending commands'],
-  USER_READONLY: [403, 'A read-only account may not send commands'],
-  USER_DEVICE_READONLY: [403, 'An account with read-only devices may not send commands'],
-  COMMANDS_LIMITED: [403, 'This account may send only saved commands it owns or an administrator created'],
   SAVED_COMMANDS_LIMIT_REACHED: [409, 'The account holds the most saved commands it may'],
   COMMAND_QUEUE_FULL: [409, 'The device has the most commands waiting for it that it may: wait until it connects or they expire'],
 } as const satisfies ErrorTable;

@@ -9,7 +9,8 @@ import type { UserDirectory } from '../auth/users/directory.ts';
 import type { Entitlement } from '../billing/module.ts';
 import type { DeviceAccessApi } from '../devices/access.ts';
 import { HistoryCut } from './history-cut.ts';
-import { unavailableDevices, unavailableUsers } from './access.ts';
+import { unavailableDevices } from '../devices/access.ts';
+import { unavailableUserDirectory } from '../auth/users/directory.ts';
 import type { TrackingApi } from './api.ts';
 import { CommandDelivery } from './commands/delivery.ts';
 import { ProtocolMemory } from './commands/protocol-memory.ts';
@@ -81,7 +82,7 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
   const { config, database, bus, log } = ctx;
   if (!deps.devices) log.warn('tracking: no devices interface in this process; tracking routes answer 502 until one is wired');
   const devices = deps.devices ?? unavailableDevices;
-  const users = deps.users ?? unavailableUsers;
+  const users = deps.users ?? unavailableUserDirectory;
   const store = new TrackingStore(database.db as Kysely<TrackingTables>);
   const plans = deps.entitlement;
   if (!plans) log.warn('tracking: no billing module in this process and no BILLING_URL; plan limits and history cuts are not applied');

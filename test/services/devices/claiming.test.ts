@@ -218,7 +218,7 @@ describeEachEngine('claiming devices', (engine) => {
       const before = await snapshot(server);
       const reply = await restricted.post('/api/devices/claim', { token: token.token });
       assert.equal(reply.status, 403);
-      assert.equal(reply.body.code, 'FORBIDDEN');
+      assert.equal(reply.body.code, 'USER_DEVICE_READONLY');
       assert.deepEqual(await snapshot(server), before);
     });
   });

@@ -2,7 +2,10 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { CompiledQuery } from 'kysely';
 import type { Kysely } from 'kysely';
+import { authorize } from '../../../src/services/devices/access.ts';
 import type { DeviceAccessApi } from '../../../src/services/devices/access.ts';
+import type { DeviceAction } from '../../../src/platform/access-policy.ts';
+import type { AppError } from '../../../src/platform/http/errors.ts';
 import { DeviceRepository } from '../../../src/services/devices/repository.ts';
 import type { DevicesTables } from '../../../src/services/devices/tables.ts';
 import { describeEachEngine } from '../../support/engines.ts';
@@ -62,25 +65,25 @@ describeEachEngine('device access interface', (engine) => {
     assert.deepEqual(access.deviceIdsWith('geofences'), []);
   });
 
-  it('tells allowed from forbidden from missing', async () => {
+  it('answers through the access policy: allowed, 403 FORBIDDEN, 403 PERMISSION_REQUIRED, 404', async () => {
     const missing = 987654321;
-    const cases: [Client, number, string | undefined, string][] = [
-      [owner, owned.id, 'commands', 'allowed'],
-      [owner, missing, undefined, 'missing'],
-      [viewer, shared.id, 'position', 'allowed'],
-      [viewer, shared.id, undefined, 'allowed'],
-      [viewer, shared.id, 'geofences', 'forbidden'],
-      [viewer, owned.id, undefined, 'forbidden'],
-      [viewer, missing, 'position', 'missing'],
-      [stranger, owned.id, 'position', 'forbidden'],
-      [admin, owned.id, 'commands', 'allowed'],
-      [admin, unrelated.id, 'position', 'allowed'],
-      [admin, missing, 'position', 'missing'],
+    const cases: [Client, number, DeviceAction, string | undefined][] = [
+      [owner, owned.id, 'commands', undefined],
+      [owner, missing, 'view', 'NOT_FOUND'],
+      [viewer, shared.id, 'position', undefined],
+      [viewer, shared.id, 'view', undefined],
+      [viewer, shared.id, 'geofences', 'PERMISSION_REQUIRED'],
+      [viewer, owned.id, 'view', 'FORBIDDEN'],
+      [viewer, missing, 'position', 'NOT_FOUND'],
+      [stranger, owned.id, 'position', 'FORBIDDEN'],
+      [admin, owned.id, 'commands', undefined],
+      [admin, unrelated.id, 'position', undefined],
+      [admin, missing, 'position', 'NOT_FOUND'],
     ];
-    for (const [client, deviceId, permission, outcome] of cases) {
+    for (const [client, deviceId, action, code] of cases) {
       const access = await api.accessFor(client.userId);
-      const check = await access.check(deviceId, permission as 'position' | undefined);
-      assert.equal(check.outcome, outcome, `${client.userId} ${deviceId} ${permission}`);
+      const refused = await authorize(access, access, deviceId, action).then(() => undefined, (error: AppError) => error.code);
+      assert.equal(refused, code, `${client.userId} ${deviceId} ${action}`);
     }
     const adminAccess = await api.accessFor(admin.userId);
     assert.equal(adminAccess.administrator, true);

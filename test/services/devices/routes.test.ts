@@ -184,7 +184,7 @@ describeEachEngine('device routes', (engine) => {
   });
 
   it('refuses device changes to readonly and deviceReadonly accounts, not their reads', async () => {
-    for (const flags of [{ deviceReadonly: true }, { readonly: true }]) {
+    for (const [flags, code] of [[{ deviceReadonly: true }, 'USER_DEVICE_READONLY'], [{ readonly: true }, 'USER_READONLY']] as const) {
       const user = new Client(server, await signIn(server, `restricted-${Object.keys(flags)[0]}@example.com`));
       const device = (await user.post('/api/devices', { name: 'Mine', uniqueId: uniqueId() })).body;
       await setUserFlags(server, user.userId, flags);
@@ -195,7 +195,7 @@ describeEachEngine('device routes', (engine) => {
       const shared = await user.post(`/api/devices/${device.id}/shares`, { email: 'other@example.com', permissions: {} });
       for (const reply of [created, updated, deleted, shared]) {
         assert.equal(reply.status, 403);
-        assert.equal(reply.body.code, 'FORBIDDEN');
+        assert.equal(reply.body.code, code);
       }
       assert.deepEqual(await snapshot(server), before);
       assert.equal((await user.get(`/api/devices/${device.id}`)).status, 200);

@@ -118,7 +118,7 @@ describeEachEngine('notification rules', (engine) => {
       [{ type: 'alarm', deviceIds: [ownDevice], channels: ['mail'], calendarId: 0 }, 400, 'VALIDATION_FAILED'],
       [{ type: 'alarm', deviceIds: [ownDevice], channels: ['mail'], calendarId: 'weekdays' }, 400, 'VALIDATION_FAILED'],
       [{ type: 'alarm', deviceIds: [othersDevice], channels: ['mail'] }, 403, 'FORBIDDEN'],
-      [{ type: 'alarm', deviceIds: [sharedWithout], channels: ['mail'] }, 403, 'FORBIDDEN'],
+      [{ type: 'alarm', deviceIds: [sharedWithout], channels: ['mail'] }, 403, 'PERMISSION_REQUIRED'],
       [{ type: 'alarm', deviceIds: [ownDevice, 999_999], channels: ['mail'] }, 403, 'FORBIDDEN'],
     ];
     for (const [body, status, code] of cases) {

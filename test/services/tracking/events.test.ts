@@ -100,7 +100,7 @@ describeEachEngine('tracking events', (engine) => {
     });
 
     it('one device needs the events permission: 403 for others, 404 for no such device; administrators see all', async () => {
-      assertError(await events(`?deviceId=${device}&${range(T0, T0 + 3 * HOUR)}`, positionOnly), 403, 'FORBIDDEN');
+      assertError(await events(`?deviceId=${device}&${range(T0, T0 + 3 * HOUR)}`, positionOnly), 403, 'PERMISSION_REQUIRED');
       assertError(await events(`?deviceId=${second}&${range(T0, T0 + 3 * HOUR)}`, watcher), 403, 'FORBIDDEN');
       assertError(await events(`?deviceId=${device}&${range(T0, T0 + 3 * HOUR)}`, stranger), 403, 'FORBIDDEN');
       assertError(await events(`?deviceId=999999&${range(T0, T0 + 3 * HOUR)}`, owner), 404, 'NOT_FOUND');
@@ -145,7 +145,7 @@ describeEachEngine('tracking events', (engine) => {
   describe('get by id', () => {
     it('needs the events permission on its device: 403; no such event: 404', async () => {
       assert.equal((await events(`${ids[0]}`, watcher)).statusCode, 200);
-      assertError(await events(`${ids[0]}`, positionOnly), 403, 'FORBIDDEN');
+      assertError(await events(`${ids[0]}`, positionOnly), 403, 'PERMISSION_REQUIRED');
       assertError(await events(`${ids[0]}`, stranger), 403, 'FORBIDDEN');
       assertError(await events(`${ids[2]}`, watcher), 403, 'FORBIDDEN');
       assert.equal((await events(`${ids[2]}`, admin)).statusCode, 200);

@@ -140,7 +140,7 @@ describeEachEngine('tracking geofences', (engine) => {
       const readonly = await signIn(server, 'readonly@example.com');
       const flagged = await server.app.inject({ method: 'PUT', url: `/api/auth/users/${readonly.userId}`, headers: admin.authorization, payload: { readonly: true } });
       assert.equal(flagged.statusCode, 200);
-      assertError(await create(readonly, { name: 'n', area: 'CIRCLE (1 2, 3)' }), 403, 'FORBIDDEN', /read-only/);
+      assertError(await create(readonly, { name: 'n', area: 'CIRCLE (1 2, 3)' }), 403, 'USER_READONLY', /read-only/);
     });
 
     it('needs a bearer token', async () => {

@@ -208,7 +208,7 @@ describeEachEngine('tracking positions', (engine) => {
       await share(server, owner, track, viewer.email, { position: true });
       await share(server, owner, track, blind.email, { events: true });
       assert.equal((await history(track, T0, T0 + 4 * MINUTE, viewer)).json().length, 6);
-      assertError(await history(track, T0, T0 + 4 * MINUTE, blind), 403, 'FORBIDDEN');
+      assertError(await history(track, T0, T0 + 4 * MINUTE, blind), 403, 'PERMISSION_REQUIRED');
       assertError(await history(track, T0, T0 + 4 * MINUTE, stranger), 403, 'FORBIDDEN');
       assert.equal((await history(track, T0, T0 + 4 * MINUTE, admin)).json().length, 6, 'administrators see every device');
       assertError(await history(999_999, T0, T0 + 4 * MINUTE, owner), 404, 'NOT_FOUND');
@@ -376,7 +376,7 @@ describeEachEngine('tracking positions', (engine) => {
       const [id] = await api.storePositions([position(own, 0)]);
       const flagged = await server.app.inject({ method: 'PUT', url: `/api/auth/users/${readonly.userId}`, headers: admin.authorization, payload: { readonly: true } });
       assert.equal(flagged.statusCode, 200);
-      assertError(await remove(rangeQuery(own, T0, T0), readonly), 403, 'FORBIDDEN', /read-only/);
+      assertError(await remove(rangeQuery(own, T0, T0), readonly), 403, 'USER_READONLY', /read-only/);
       assert.equal((await positions(`?id=${id}`, readonly)).json().length, 1);
     });
   });

@@ -1,5 +1,7 @@
 import type { EventBus } from '../../../platform/bus.ts';
 import { ReadThroughCache } from '../../../platform/cache.ts';
+import { unavailable } from '../../../platform/http/errors.ts';
+import { AppError } from '../errors.ts';
 import type { UserRepository, UserRow } from './repository.ts';
 import { accessFlags, storedAttributes } from './view.ts';
 
@@ -28,6 +30,19 @@ export interface UserDirectory {
   get(id: number): Promise<UserAccess | undefined>;
   findByEmail(email: string): Promise<UserAccess | undefined>;
 }
+
+/** The user behind a request, as the directory knows them; 401 when the account no longer exists. */
+export async function requireUser(users: UserDirectory, userId: number): Promise<UserAccess> {
+  const user = await users.get(userId);
+  if (!user) throw new AppError('UNAUTHORIZED', 'The account no longer exists');
+  return user;
+}
+
+/** The directory of a process without the auth module, until one that reaches the auth service is passed in. */
+export const unavailableUserDirectory: UserDirectory = {
+  get: unavailable('user directory of the auth service'),
+  findByEmail: unavailable('user directory of the auth service'),
+};
 
 /** A directory that remembers users, so a caller on a hot path (the gateway) can ask without a promise. */
 export interface CachingUserDirectory extends UserDirectory {

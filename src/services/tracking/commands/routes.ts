@@ -75,7 +75,7 @@ export function registerCommandRoutes(app: HttpApp, commands: CommandService): v
         summary: 'Send a command: 200 sent when written to the device, 202 queued until it connects',
         description:
           '{deviceId, type, attributes} or {deviceId, commandId} (a saved command). 400 UNSUPPORTED_COMMAND, INVALID_COMMAND_ATTRIBUTES; ' +
-          '403 COMMAND_PERMISSION_REQUIRED, USER_READONLY, USER_DEVICE_READONLY, COMMANDS_LIMITED (limitCommands users may send saved commands only); 404; ' +
+          '403 FORBIDDEN, PERMISSION_REQUIRED, USER_READONLY, USER_DEVICE_READONLY, COMMANDS_LIMITED (limitCommands users may send saved commands only); 404; ' +
           '409 COMMAND_QUEUE_FULL (MAX_QUEUED_COMMANDS_PER_DEVICE commands wait for the device); 429 RATE_LIMITED (COMMAND_SEND_RATE sends per user per minute, Retry-After).',
         body: SendRequest,
         response: { 200: CommandSchema, 202: CommandSchema, ...errorResponses(400, 401, 403, 404, 409, 429, 502) },

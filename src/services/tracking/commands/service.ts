@@ -1,6 +1,10 @@
 import { enforceRateLimit } from '../../../platform/rate-limit.ts';
 import type { RateLimiter } from '../../../platform/rate-limit.ts';
+import { assertAccountMay } from '../../../platform/access-policy.ts';
+import type { DeviceAction } from '../../../platform/access-policy.ts';
+import { requireUser } from '../../auth/users/directory.ts';
 import type { UserAccess, UserDirectory } from '../../auth/users/directory.ts';
+import { authorize } from '../../devices/access.ts';
 import type { DeviceAccessApi } from '../../devices/access.ts';
 import { AppError } from '../errors.ts';
 import { TCP_PROTOCOLS } from '../ingest/listeners.ts';
@@ -84,7 +88,7 @@ export class CommandService {
 
   async types(userId: number, scope: object, deviceId: number | undefined): Promise<{ type: CommandType }[]> {
     if (deviceId === undefined) return ANY_PROTOCOL_TYPES.map((type) => ({ type }));
-    await this.#assertCommandAccess(userId, scope, deviceId);
+    await this.#assertCommandAccess(userId, scope, deviceId, 'commands');
     return supportedTypes(await this.#deps.protocols.protocolOf(deviceId)).map((type) => ({ type }));
   }
 
@@ -98,11 +102,7 @@ export class CommandService {
     }
     if (request.commandId === undefined && request.type === undefined) throw new AppError('VALIDATION_FAILED', 'type (or commandId) is required');
     const saved = request.commandId === undefined ? undefined : await this.#usableSaved(user, request.commandId);
-    await this.#assertCommandAccess(userId, scope, request.deviceId);
-    if (!user.administrator) {
-      assertMayChangeDevices(user);
-      if (user.limitCommands && !saved) throw new AppError('COMMANDS_LIMITED');
-    }
+    await this.#assertCommandAccess(user, scope, request.deviceId, saved ? 'sendSaved' : 'send');
     // Plans (DESIGN §5.8): the one place a plan's `commands` feature is enforced.
     await this.#deps.features?.assertCommandsAllowed(userId);
     const command = saved
@@ -135,7 +135,7 @@ export class CommandService {
     const to = query.to === undefined ? this.#now() : parseTime(query.to, 'to');
     const from = query.from === undefined ? to - DEFAULT_HISTORY_WINDOW_MS : parseTime(query.from, 'from');
     if (from > to) throw query.to === undefined ? invalidQuery('from', 'must not be after to (now when left out)') : invalidQuery('to', 'must not be before from');
-    await this.#assertCommandAccess(userId, scope, query.deviceId);
+    await this.#assertCommandAccess(userId, scope, query.deviceId, 'commands');
     const rows = await this.#deps.repository.history(query.deviceId, from, to, HISTORY_LIMIT);
     return rows.map(commandView);
   }
@@ -193,10 +193,8 @@ export class CommandService {
     await this.#deps.repository.deleteSaved(id);
   }
 
-  async #user(userId: number): Promise<UserAccess> {
-    const user = await this.#deps.users.get(userId);
-    if (!user) throw new AppError('UNAUTHORIZED', 'The account no longer exists');
-    return user;
+  #user(userId: number): Promise<UserAccess> {
+    return requireUser(this.#deps.users, userId);
   }
 
   /** A saved command the user may send and read: their own, an administrator's, or any for an administrator; else 404. */
@@ -215,25 +213,13 @@ export class CommandService {
 
   async #savedCommandWriter(userId: number): Promise<UserAccess> {
     const user = await this.#user(userId);
-    if (user.administrator) return user;
-    if (user.readonly) throw new AppError('USER_READONLY');
-    if (user.limitCommands) throw new AppError('COMMANDS_LIMITED');
+    assertAccountMay(user, 'writeSavedCommands');
     return user;
   }
 
-  /** 404 when no such device, 403 FORBIDDEN when the user cannot reach it, 403 COMMAND_PERMISSION_REQUIRED when their share lacks `commands`. */
-  async #assertCommandAccess(userId: number, scope: object, deviceId: number): Promise<void> {
-    const access = await this.#deps.devices.accessFor(userId, scope);
-    const check = await access.check(deviceId, 'commands');
-    if (check.outcome === 'missing') throw new AppError('NOT_FOUND', 'No such device');
-    if (check.outcome === 'forbidden') {
-      if (access.grant(deviceId)) throw new AppError('COMMAND_PERMISSION_REQUIRED');
-      throw new AppError('FORBIDDEN', 'You may not reach this device');
-    }
+  /** The access policy's answer for `action` on the device (docs/errors.md, Access); reading needs only the user's id, sending their account. */
+  async #assertCommandAccess(caller: number | UserAccess, scope: object, deviceId: number, action: Extract<DeviceAction, 'commands' | 'send' | 'sendSaved'>): Promise<void> {
+    const access = await this.#deps.devices.accessFor(typeof caller === 'number' ? caller : caller.id, scope);
+    await authorize(access, typeof caller === 'number' ? access : caller, deviceId, action);
   }
-}
-
-function assertMayChangeDevices(user: UserAccess): void {
-  if (user.readonly) throw new AppError('USER_READONLY');
-  if (user.deviceReadonly) throw new AppError('USER_DEVICE_READONLY');
 }

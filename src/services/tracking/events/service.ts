@@ -1,7 +1,8 @@
 import { AppError } from '../errors.ts';
 import type { FactRecorder } from '../../../platform/outbox/outbox.ts';
 import type { DeviceAccessApi } from '../../devices/access.ts';
-import { assertDevicePermission } from '../access.ts';
+import { authorize } from '../../devices/access.ts';
+import { refusal } from '../../../platform/access-policy.ts';
 import type { NewEvent } from '../api.ts';
 import type { StoredEventFact } from '../domain-events.ts';
 import { positionJson } from '../positions/formats.ts';
@@ -113,7 +114,7 @@ export class EventService {
     if (query.deviceId === undefined) {
       deviceIds = access.deviceIdsWith('events');
     } else {
-      await assertDevicePermission(access, query.deviceId, 'events');
+      await authorize(access, access, query.deviceId, 'events');
       deviceIds = [query.deviceId];
     }
     if (deviceIds.length === 0) return [];
@@ -138,9 +139,11 @@ export class EventService {
     const row = await this.store.events.findById(eventId);
     if (!row) throw new AppError('NOT_FOUND', 'No such event');
     const access = await this.devices.accessFor(userId, scope);
-    const check = await access.check(row.device_id, 'events');
-    if (check.outcome === 'missing') throw new AppError('NOT_FOUND', 'No such event');
-    if (check.outcome === 'forbidden') throw new AppError('FORBIDDEN', 'You may not see the events of this device');
+    const standing = await access.standing(row.device_id);
+    // An event whose device is gone is as gone as the device.
+    if (!standing.exists) throw new AppError('NOT_FOUND', 'No such event');
+    const refused = refusal(access, standing, 'events');
+    if (refused) throw refused;
     // Beyond what the owner's plan serves, the event is as gone as the retention job will make it.
     const servedFrom = await this.historyCut.servedFromOf(access, row.device_id);
     if (servedFrom !== null && row.event_time < servedFrom) throw new AppError('NOT_FOUND', 'No such event');

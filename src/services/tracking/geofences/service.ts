@@ -4,10 +4,11 @@ import type { EventBus } from '../../../platform/bus.ts';
 import type { ServerLimits } from '../../../config.ts';
 import { limitReached } from '../../../platform/http/errors.ts';
 import { AppError } from '../errors.ts';
+import { requireUser } from '../../auth/users/directory.ts';
 import type { UserAccess, UserDirectory } from '../../auth/users/directory.ts';
 import type { Entitlement, PlanLimit } from '../../billing/module.ts';
 import type { DeviceAccess, DeviceAccessApi } from '../../devices/access.ts';
-import { requireWriter } from '../access.ts';
+import { assertAccountMay, holds } from '../../../platform/access-policy.ts';
 import type { GeofencesChanged } from '../domain-events.ts';
 import { AreaError, formatArea, parseArea } from '../geo/index.ts';
 import type { LatLon } from '../geo/index.ts';
@@ -50,7 +51,7 @@ function toView(row: GeofenceRow): GeofenceView {
 
 /** The owners whose geofences apply to a device shared with the user with the geofences permission. */
 function sharingOwners(access: DeviceAccess): Set<number> {
-  return new Set(access.grants.filter((grant) => !grant.isOwner && grant.permissions.geofences).map((grant) => grant.ownerId));
+  return new Set(access.grants.filter((grant) => !grant.isOwner && holds(access.administrator, grant, 'geofences')).map((grant) => grant.ownerId));
 }
 
 /** The caps a geofence write is checked against (ServerLimits). */
@@ -125,7 +126,8 @@ export class GeofenceService {
   }
 
   async create(userId: number, input: GeofenceInput): Promise<GeofenceView> {
-    const user = await requireWriter(this.users, userId);
+    const user = await requireUser(this.users, userId);
+    assertAccountMay(user, 'write');
     const attributes = input.attributes ?? {};
     const area = normaliseArea(input.area, attributes);
     // Undefined: an administrator, held to no cap; `limit` undefined: no plan applies, the server caps still do.
@@ -248,6 +250,8 @@ export class GeofenceService {
   private async changeable(userId: number, scope: object, geofenceId: number): Promise<{ row: GeofenceRow; user: UserAccess }> {
     const { row, access } = await this.readable(userId, scope, geofenceId);
     if (row.owner_id !== userId && !access.administrator) throw new AppError('FORBIDDEN', 'Only the owner may change this geofence');
-    return { row, user: await requireWriter(this.users, userId) };
+    const user = await requireUser(this.users, userId);
+    assertAccountMay(user, 'write');
+    return { row, user };
   }
 }

@@ -2,7 +2,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import { AppError } from '../errors.ts';
 import type { UserDirectory } from '../../auth/users/directory.ts';
 import type { DeviceAccessApi } from '../../devices/access.ts';
-import { assertDevicePermission, mayUse, requireWriter } from '../access.ts';
+import { authorize, mayRead } from '../../devices/access.ts';
+import { requireUser } from '../../auth/users/directory.ts';
 import type { NewPosition } from '../api.ts';
 import { invalidQuery, timeRange } from '../query.ts';
 import type { TrackingStore } from '../store.ts';
@@ -110,10 +111,10 @@ export class PositionService {
     const range = hasRange ? timeRange(query.from, query.to) : undefined;
 
     const access = await this.devices.accessFor(userId, scope);
-    if (deviceId !== undefined) await assertDevicePermission(access, deviceId, 'position');
+    if (deviceId !== undefined) await authorize(access, access, deviceId, 'position');
 
     if (ids !== undefined) {
-      const rows = (await this.store.positions.findByIds(ids)).filter((row) => (deviceId === undefined || row.device_id === deviceId) && mayUse(access, row.device_id, 'position'));
+      const rows = (await this.store.positions.findByIds(ids)).filter((row) => (deviceId === undefined || row.device_id === deviceId) && mayRead(access, row.device_id, 'position'));
       const servedFrom = await this.historyCut.servedFrom(access, [...new Set(rows.map((row) => row.device_id))]);
       return { kind: 'list', rows: rows.filter((row) => row.fix_time >= (servedFrom.get(row.device_id) ?? Number.NEGATIVE_INFINITY)) };
     }
@@ -155,14 +156,8 @@ export class PositionService {
    */
   async delete(userId: number, scope: object, deviceId: number, from: string, to: string): Promise<void> {
     const range = timeRange(from, to);
-    const access = await this.devices.accessFor(userId, scope);
-    if (!access.grant(deviceId)?.isOwner) {
-      const check = await access.check(deviceId);
-      if (check.outcome === 'missing') throw new AppError('NOT_FOUND', 'No such device');
-      if (!access.administrator) throw new AppError('FORBIDDEN', 'Only the owner of the device may delete its positions');
-    }
-    const user = await requireWriter(this.users, userId);
-    if (user.deviceReadonly && !user.administrator) throw new AppError('FORBIDDEN', 'This account may not change devices');
+    const [access, user] = await Promise.all([this.devices.accessFor(userId, scope), requireUser(this.users, userId)]);
+    await authorize(access, user, deviceId, 'manage');
 
     const newest = await this.store.transaction(async (repositories) => {
       await repositories.events.detachPositionsInRange(deviceId, range);

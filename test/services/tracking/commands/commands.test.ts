@@ -256,9 +256,9 @@ describeEachEngine('commands', (engine) => {
       friend = await server.login({ email: 'commands-friend@example.com' });
     });
 
-    it('a share without the commands permission: 403 COMMAND_PERMISSION_REQUIRED; a stranger: 403; no device: 404', async () => {
+    it('a share without the commands permission: 403 PERMISSION_REQUIRED; a stranger: 403; no device: 404', async () => {
       await share(server, owner, deviceId, 'commands-friend@example.com', { position: true, commands: false });
-      assertError(await send(friend, { deviceId, type: 'custom', attributes: { data: 'x' } }), 403, 'COMMAND_PERMISSION_REQUIRED');
+      assertError(await send(friend, { deviceId, type: 'custom', attributes: { data: 'x' } }), 403, 'PERMISSION_REQUIRED');
       const stranger = await server.login({ email: 'commands-stranger@example.com' });
       assertError(await send(stranger, { deviceId, type: 'custom', attributes: { data: 'x' } }), 403, 'FORBIDDEN');
       assertError(await server.app.inject({ method: 'GET', url: `/api/commands/history?deviceId=${deviceId}`, headers: stranger.authorization }), 403, 'FORBIDDEN');
