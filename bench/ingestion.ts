@@ -1,4 +1,6 @@
+import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -23,6 +25,7 @@ import { TrackingStore } from '../src/services/tracking/store.ts';
 import type { TrackingTables } from '../src/services/tracking/tables.ts';
 import { startProcess } from '../test/support/processes.ts';
 import type { RunningProcess } from '../test/support/processes.ts';
+import { processCpuMs } from './measure.ts';
 import type { Figure } from './measure.ts';
 import { BENCH_ADMIN, benchServerEnv, loginBenchAdmin } from './server.ts';
 import { freePort } from '../test/support/ports.ts';
@@ -38,6 +41,10 @@ import { freePort } from '../test/support/ports.ts';
  * PACED_RATE positions per second spread over the devices (the load a deployment sees day to day).
  * The steady figure counts from the second second on: in the first, every device connects and
  * identifies itself at once, a reconnection storm that is reported on a line of its own.
+ * The floor, beside them: a bare TCP echo server (bench/echo-server.ts) driven by the same trackers
+ * over the same connections, and Teltonika's throughput as a share of its round trips. And the
+ * server's CPU time per position at a steady STEADY_RATE, the figure that the machine's other load
+ * moves least.
  *
  * SQLite always; PostgreSQL when BENCH_DATABASE_URL (or TEST_DATABASE_URL) names a server on which
  * a database may be created. The load comes from this process, which shares the machine's cores.
@@ -50,6 +57,10 @@ const CEILING_BATCH = 1000;
 const PACED_RATE = Number(process.env.BENCH_PACED_RATE ?? 2000);
 /** The start of a paced run, when all devices connect at once, kept apart from its steady rate. */
 const CONNECTING_MS = 1000;
+/** Positions per second of the run that measures CPU per position: a rate the server keeps up with. */
+const STEADY_RATE = Number(process.env.BENCH_STEADY_RATE ?? 3000);
+/** Where that run's CPU window starts: after the connections' storm and the backlog it leaves. */
+const STEADY_WINDOW_FROM_MS = 2000;
 
 /** A fresh database of the engine for one use, and how to remove it. */
 export interface BenchDatabase {
@@ -123,9 +134,55 @@ export async function storeRowsRate(positions: PositionService, seconds: number,
   return rows / ((performance.now() - started) / 1000);
 }
 
-/** Simulated devices on 127.0.0.1:`port` for `seconds`, each sending `ratePerDevice` positions a second (0: as fast as acknowledged). */
-export function simulateLoad(protocol: SimulatedProtocol, port: number, uniqueIds: string[], ratePerDevice: number, seconds: number): Promise<SimulationStats> {
-  return runSimulation({ protocol, host: '127.0.0.1', port, uniqueIds, rate: ratePerDevice, route: generatedRoute(), speedKmh: 50, stopSeconds: 60, durationMs: seconds * 1000 });
+/**
+ * Simulated devices on 127.0.0.1:`port` for `seconds`, each sending `ratePerDevice` positions a second
+ * (0: as fast as acknowledged); `onSecond` gets the counts so far once a second.
+ */
+export function simulateLoad(
+  protocol: SimulatedProtocol,
+  port: number,
+  uniqueIds: string[],
+  ratePerDevice: number,
+  seconds: number,
+  onSecond?: (stats: SimulationStats) => void,
+): Promise<SimulationStats> {
+  return runSimulation({ protocol, host: '127.0.0.1', port, uniqueIds, rate: ratePerDevice, route: generatedRoute(), speedKmh: 50, stopSeconds: 60, durationMs: seconds * 1000 }, onSecond, 1000);
+}
+
+/** The bare TCP echo server, a process of its own as the server is. */
+async function startEchoServer(): Promise<{ pid: number; port: number; stop(): Promise<void> }> {
+  const child = fork(path.join(import.meta.dirname, 'echo-server.ts'), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const [{ port }] = (await once(child, 'message')) as [{ port: number }];
+  return {
+    pid: child.pid as number,
+    port,
+    async stop() {
+      const exited = once(child, 'exit');
+      child.disconnect();
+      await exited;
+    },
+  };
+}
+
+/**
+ * Teltonika trackers paced at STEADY_RATE against the process `pid` listening on `port`: its CPU time
+ * (user + system, every thread of it) per acknowledged position over the run from
+ * STEADY_WINDOW_FROM_MS on, and the rate achieved in that window.
+ */
+async function steadyCpu(pid: number, port: number, uniqueIds: string[]): Promise<{ perSecond: number; cpuMicrosPerPosition: number }> {
+  const started = performance.now();
+  const samples: { at: number; acknowledged: number; cpuMs: number }[] = [];
+  await simulateLoad('teltonika', port, uniqueIds, STEADY_RATE / uniqueIds.length, SECONDS, (stats) => {
+    samples.push({ at: performance.now() - started, acknowledged: stats.acknowledged, cpuMs: processCpuMs(pid) });
+  });
+  const first = samples.find((sample) => sample.at >= STEADY_WINDOW_FROM_MS);
+  const last = samples.at(-1);
+  if (!first || !last || last === first) throw new Error(`the steady run is too short for its CPU window: set BENCH_SECONDS above ${STEADY_WINDOW_FROM_MS / 1000 + 1}`);
+  const positions = last.acknowledged - first.acknowledged;
+  return {
+    perSecond: positions / ((last.at - first.at) / 1000),
+    cpuMicrosPerPosition: ((last.cpuMs - first.cpuMs) * 1000) / Math.max(1, positions),
+  };
 }
 
 async function storedPositions(database: Database): Promise<number> {
@@ -178,6 +235,12 @@ export function percentile(values: number[], share: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(share * sorted.length))] as number;
 }
 
+/** A CPU figure of a paced run, flagged when the process fell behind the rate (its batches grow, and the figure falls with them). */
+function steadyFigure(run: { perSecond: number; cpuMicrosPerPosition: number }): string {
+  const behind = run.perSecond < 0.95 * STEADY_RATE ? ', behind the rate: not a steady-state figure' : '';
+  return `${run.cpuMicrosPerPosition.toFixed(0)} µs (${run.perSecond.toFixed(0)}/s${behind})`;
+}
+
 function delayFigure(delays: LiveDelay[]): string {
   const millis = delays.map((delay) => delay.delayMs);
   return millis.length === 0 ? 'no messages' : `${percentile(millis, 0.5)} / ${percentile(millis, 0.99)} ms (${millis.length} positions)`;
@@ -187,6 +250,7 @@ async function benchEngine(engine: 'sqlite' | 'postgres', adminUrl: string | und
   const dir = mkdtempSync(path.join(tmpdir(), 'trackstack-bench-ingestion-'));
   const databases: BenchDatabase[] = [];
   let server: RunningProcess | undefined;
+  let echoServer: Awaited<ReturnType<typeof startEchoServer>> | undefined;
   const label = engine === 'sqlite' ? 'SQLite' : 'PostgreSQL';
   try {
     const ceilingDatabase = await freshDatabase(engine, dir, adminUrl);
@@ -207,6 +271,7 @@ async function benchEngine(engine: 'sqlite' | 'postgres', adminUrl: string | und
     const uniqueIds = simulatedIds('861000000000000', DEVICES);
     await registerDevices({ url: server.url, ...BENCH_ADMIN, protocol: 'teltonika', uniqueIds, speedKmh: 50, stopSeconds: 60 });
     const accessToken = await loginBenchAdmin(server.url);
+    echoServer = await startEchoServer();
 
     const observer = openDatabase(serverDatabase.config);
     try {
@@ -224,7 +289,15 @@ async function benchEngine(engine: 'sqlite' | 'postgres', adminUrl: string | und
         return { stats, seconds, stored, delays, startedAt };
       };
 
+      // The floor right before the figure it is the floor of, so that both see the same machine; that
+      // Teltonika run has no WebSocket client either, whose messages would cost the load generator.
+      const echoStarted = performance.now();
+      const echo = await simulateLoad('teltonika', echoServer.port, uniqueIds, 0, SECONDS);
+      const echoPerSecond = echo.acknowledged / ((performance.now() - echoStarted) / 1000);
+      const beside = await run('teltonika', false);
       const teltonika = await run('teltonika', true);
+      const steady = await steadyCpu(server.child.pid as number, ports.teltonika, uniqueIds);
+      const echoSteady = await steadyCpu(echoServer.pid, echoServer.port, uniqueIds);
       const paced = await run('teltonika', true, PACED_RATE / DEVICES);
       const jt808 = await run('jt808', false);
       const osmand = await run('osmand', false);
@@ -234,6 +307,11 @@ async function benchEngine(engine: 'sqlite' | 'postgres', adminUrl: string | und
         { name: `${label}: ceiling, storeRows of ${CEILING_BATCH}-row batches`, value: `${ceiling.toFixed(0)} positions/s` },
         { name: `${label}: Teltonika, ${DEVICES} connections, stored and acknowledged`, value: `${perSecond(teltonika).toFixed(0)} positions/s` },
         { name: `${label}: Teltonika / ceiling (target >= 0.3)`, value: (perSecond(teltonika) / ceiling).toFixed(2) },
+        { name: `${label}: bare TCP echo, the same ${DEVICES} connections and frames`, value: `${echoPerSecond.toFixed(0)} round trips/s` },
+        { name: `${label}: Teltonika right after it, no WebSocket client`, value: `${perSecond(beside).toFixed(0)} positions/s` },
+        { name: `${label}: Teltonika / bare TCP echo`, value: (perSecond(beside) / echoPerSecond).toFixed(2) },
+        { name: `${label}: server CPU per position, steady ${STEADY_RATE}/s (achieved)`, value: steadyFigure(steady) },
+        { name: `${label}: echo process CPU per round trip, steady ${STEADY_RATE}/s (achieved)`, value: steadyFigure(echoSteady) },
         { name: `${label}: Teltonika loss (stored - acknowledged, target 0)`, value: `${teltonika.stored - teltonika.stats.acknowledged} (${teltonika.stored} stored)` },
         { name: `${label}: live delay arrival -> WebSocket at saturation, p50 / p99`, value: delayFigure(teltonika.delays) },
         { name: `${label}: Teltonika paced at ${PACED_RATE}/s (achieved)`, value: `${perSecond(paced).toFixed(0)} positions/s` },
@@ -249,6 +327,7 @@ async function benchEngine(engine: 'sqlite' | 'postgres', adminUrl: string | und
       await observer.close();
     }
   } finally {
+    await echoServer?.stop();
     await server?.stop();
     for (const database of databases) await database.drop().catch(() => undefined);
     rmSync(dir, { recursive: true, force: true });

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 
 /** One line of the bench report. */
@@ -53,4 +54,13 @@ export async function comparePair(
   }
   const { baseline: a, candidate: b } = best as { baseline: Throughput; candidate: Throughput };
   return { baseline: a, candidate: b, ratio: b.requestsPerSecond / a.requestsPerSecond };
+}
+
+/** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in hundredths of a second. */
+const TICK_MS = 10;
+
+/** User plus system CPU time of a process so far, all its threads, in ms, from /proc/<pid>/stat. */
+export function processCpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
 }

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { registerDevices, simulatedIds } from '../src/cli/simulate.ts';
@@ -7,6 +7,7 @@ import { startProcess } from '../test/support/processes.ts';
 import type { RunningProcess } from '../test/support/processes.ts';
 import { freePort } from '../test/support/ports.ts';
 import { freshDatabase, percentile, simulateLoad } from './ingestion.ts';
+import { processCpuMs } from './measure.ts';
 import type { Figure } from './measure.ts';
 import { BENCH_ADMIN, benchServerEnv } from './server.ts';
 
@@ -41,8 +42,6 @@ const LOADS: Load[] = PROTOCOLS.flatMap((protocol) => [
   { label: protocol, protocol, rate: 0 },
   { label: `${protocol} at ${PACED_RATE * DEVICES}/s`, protocol, rate: PACED_RATE },
 ]);
-/** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in hundredths of a second. */
-const TICK_MS = 10;
 
 interface Side {
   name: 'baseline' | 'candidate';
@@ -50,12 +49,6 @@ interface Side {
   ports: Record<string, number>;
   /** By load label. */
   runs: Map<string, { perSecond: number; cpuMicrosPerPosition: number }[]>;
-}
-
-/** User plus system CPU time of a process so far, in ms, from /proc/<pid>/stat. */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return (Number(fields[11]) + Number(fields[12])) * TICK_MS;
 }
 
 async function startSide(name: Side['name'], dir: string, script: string | undefined): Promise<Side> {
@@ -71,13 +64,13 @@ async function startSide(name: Side['name'], dir: string, script: string | undef
 
 async function runOnce(side: Side, { label, protocol, rate }: Load): Promise<void> {
   const pid = side.server.child.pid as number;
-  const cpuBefore = cpuMs(pid);
+  const cpuBefore = processCpuMs(pid);
   const started = performance.now();
   const stats = await simulateLoad(protocol, side.ports[protocol] as number, simulatedIds('861000000000000', DEVICES), rate, RUN_SECONDS);
   const seconds = (performance.now() - started) / 1000;
   // Work an acknowledgement does not wait for (live publishing, device fields) still counts.
   await new Promise((resolve) => setTimeout(resolve, 300));
-  const cpu = cpuMs(pid) - cpuBefore;
+  const cpu = processCpuMs(pid) - cpuBefore;
   side.runs.get(label)?.push({ perSecond: stats.acknowledged / seconds, cpuMicrosPerPosition: (cpu * 1000) / Math.max(1, stats.acknowledged) });
 }
 

@@ -5,13 +5,15 @@ export const BENCH_ADMIN = { email: 'bench-admin@example.com', password: 'Bench-
 
 /**
  * The environment of a bench server: rate limits off (the load comes from one address), quiet
- * logs, the bench administrator, and the device listeners closed unless `overrides` opens some.
+ * logs, the bench administrator, no metrics listener (a fixed port, 9464, that another process
+ * may hold; no bench section reads it), and the device listeners closed unless `overrides` opens some.
  */
 export function benchServerEnv(dataDir: string, overrides: Record<string, string> = {}): Record<string, string> {
   return {
     DATA_DIR: dataDir,
     RATE_LIMITS: 'off',
     LOG_LEVEL: 'warn',
+    METRICS_PORT: '0',
     ADMIN_EMAIL: BENCH_ADMIN.email,
     ADMIN_PASSWORD: BENCH_ADMIN.password,
     OSMAND_PORT: '0',

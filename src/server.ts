@@ -41,8 +41,9 @@ import { devicesModule } from './services/devices/module.ts';
 import type { DevicesModule } from './services/devices/module.ts';
 import { createNotificationsModule, notificationsModule } from './services/notifications/module.ts';
 import type { HostLookup, NotificationsDeps, NotificationsModule, PushSenders } from './services/notifications/module.ts';
-import { trackingModule } from './services/tracking/module.ts';
-import type { TrackingModule } from './services/tracking/module.ts';
+import { createTrackingModule, trackingModule } from './services/tracking/module.ts';
+import type { TrackingDeps, TrackingModule } from './services/tracking/module.ts';
+import type { Clock } from './services/tracking/throttled-writer.ts';
 
 export interface Server {
   app: HttpApp;
@@ -74,6 +75,8 @@ export interface ServerOptions {
   notificationsClock?: () => number;
   /** How notifications resolves the hosts of webhook URLs and Web Push endpoints (tests give names of their own). */
   notificationsLookup?: HostLookup;
+  /** The clock of tracking's ingestion, commands and retention (tests move it instead of waiting). */
+  trackingClock?: Clock;
 }
 
 /** Builds the process SERVICES asks for: any subset of the modules, with or without the gateway. */
@@ -137,10 +140,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
       const ctx: ModuleContext = { config, database, bus, outbox, log: app.log, internalToken, metrics, queueMetrics, redis: redis?.commands, remoteCounts };
       for (const descriptor of local) {
         const needs = needsOf(descriptor, provisions);
-        const module =
-          descriptor === notificationsModule && (options.pushSenders || options.notificationsClock || options.notificationsLookup)
-            ? await createNotificationsModule(ctx, needs as NotificationsDeps, { pushSenders: options.pushSenders, now: options.notificationsClock, lookup: options.notificationsLookup })
-            : await descriptor.create(ctx, needs);
+        const module = await createModule(descriptor, ctx, needs, options);
         modules.push(module);
         for (const [topic, handle] of Object.entries(descriptor.consumes) as [Topic, FactHandlers<ServiceModule>[Topic]][]) {
           outbox.consume(descriptor.name, topic, (payload, signal) => handle?.(module, payload as never, signal));
@@ -226,6 +226,15 @@ export async function createServer(config: Config, options: ServerOptions = {}):
 /** The provisions a module needs, as this process has them. */
 function needsOf(descriptor: AnyModuleDescriptor, provisions: Partial<Provisions>): Partial<Provisions> {
   return Object.fromEntries(descriptor.needs.map((need: Provision) => [need, provisions[need]]));
+}
+
+/** Creates a module, with the test seams `options` sets (push providers, host lookup, clocks) for the modules that take them. */
+async function createModule(descriptor: AnyModuleDescriptor, ctx: ModuleContext, needs: Partial<Provisions>, options: ServerOptions): Promise<ServiceModule> {
+  if (descriptor === notificationsModule && (options.pushSenders || options.notificationsClock || options.notificationsLookup)) {
+    return createNotificationsModule(ctx, needs as NotificationsDeps, { pushSenders: options.pushSenders, now: options.notificationsClock, lookup: options.notificationsLookup });
+  }
+  if (descriptor === trackingModule && options.trackingClock) return createTrackingModule(ctx, needs as TrackingDeps, options.trackingClock);
+  return descriptor.create(ctx, needs);
 }
 
 /** The module `descriptor` created in this process, if it runs here. */

@@ -11,10 +11,10 @@ import type { SharedTestDatabase } from './support/engines.ts';
 import { eventually } from './support/eventually.ts';
 import { parseMail } from './services/auth/support/mailbox.ts';
 import { outboxMails } from './support/outbox.ts';
-import { freePort } from './support/ports.ts';
 import { startProcess } from './support/processes.ts';
 import type { RunningProcess } from './support/processes.ts';
 import { NO_DEVICE_LISTENERS, TEST_INTERNAL_TOKEN } from './support/server.ts';
+import { TcpProxy } from './support/tcp-proxy.ts';
 
 const ADMIN = { email: 'split-admin@example.com', password: 'Split-Mode-Password-1' };
 
@@ -36,28 +36,35 @@ for (const engine of testEngines()) {
     let devicesTracking: RunningProcess;
     let notifications: RunningProcess;
     let gateway: RunningProcess;
+    // Billing counts usage in the processes started after it, so their URLs are named before they listen:
+    // relays on ports this process holds, pointed at each process once it says where it listens.
+    const relays = { devicesTracking: new TcpProxy(), notifications: new TcpProxy() };
 
     before(async () => {
       database = await createSharedDatabase(engine, 'trackstack-split-');
       const shared = { DATA_DIR: database.dataDir, DATABASE_URL: database.url, INTERNAL_TOKEN: TEST_INTERNAL_TOKEN, PUBLIC_URL: 'http://localhost:8080', ...NO_DEVICE_LISTENERS };
-      // Billing counts usage in the processes started after it: their ports are chosen now.
-      const ports = { devicesTracking: await freePort(), notifications: await freePort() };
-      const urlOf = (port: number) => `http://127.0.0.1:${port}`;
+      for (const relay of Object.values(relays)) await relay.start();
+      const urlOf = (relay: TcpProxy) => `http://127.0.0.1:${relay.port}`;
+      const pointAt = (relay: TcpProxy, started: RunningProcess) => {
+        relay.target = { host: '127.0.0.1', port: Number(new URL(started.url).port) };
+      };
       authBilling = await startProcess({
         ...shared,
         SERVICES: 'auth,billing',
         ADMIN_EMAIL: ADMIN.email,
         ADMIN_PASSWORD: ADMIN.password,
-        DEVICES_URL: urlOf(ports.devicesTracking),
-        TRACKING_URL: urlOf(ports.devicesTracking),
-        NOTIFICATIONS_URL: urlOf(ports.notifications),
+        DEVICES_URL: urlOf(relays.devicesTracking),
+        TRACKING_URL: urlOf(relays.devicesTracking),
+        NOTIFICATIONS_URL: urlOf(relays.notifications),
       });
       running.push(authBilling);
       // It and the gateway log every request, so a test can see which request id each worked under.
-      devicesTracking = await startProcess({ ...shared, SERVICES: 'devices,tracking', PORT: String(ports.devicesTracking), AUTH_URL: authBilling.url, LOG_LEVEL: 'info' });
+      devicesTracking = await startProcess({ ...shared, SERVICES: 'devices,tracking', AUTH_URL: authBilling.url, LOG_LEVEL: 'info' });
       running.push(devicesTracking);
-      notifications = await startProcess({ ...shared, SERVICES: 'notifications', PORT: String(ports.notifications), AUTH_URL: authBilling.url, DEVICES_URL: devicesTracking.url });
+      pointAt(relays.devicesTracking, devicesTracking);
+      notifications = await startProcess({ ...shared, SERVICES: 'notifications', AUTH_URL: authBilling.url, DEVICES_URL: devicesTracking.url });
       running.push(notifications);
+      pointAt(relays.notifications, notifications);
       gateway = await startProcess({
         ...shared,
         SERVICES: 'gateway',
@@ -72,6 +79,7 @@ for (const engine of testEngines()) {
     });
     after(async () => {
       await Promise.all(running.map((process) => process.stop()));
+      for (const relay of Object.values(relays)) await relay.stop();
       await database?.dispose();
     });
 

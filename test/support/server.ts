@@ -76,7 +76,7 @@ export interface TestLogin {
 }
 
 /** The all-in-one server on a fresh database of the engine, configured as from the environment. */
-export async function startTestServer(engine: TestEngine, env: Record<string, string> = {}, options: Pick<ServerOptions, 'pushSenders' | 'notificationsClock' | 'notificationsLookup'> = {}): Promise<TestServer> {
+export async function startTestServer(engine: TestEngine, env: Record<string, string> = {}, options: Pick<ServerOptions, 'pushSenders' | 'notificationsClock' | 'notificationsLookup' | 'trackingClock'> = {}): Promise<TestServer> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'trackstack-test-'));
   const testDatabase = await engine.createDatabase();
   const config = loadConfig({

@@ -40,6 +40,7 @@ import { trackingRouteAccess } from './route-access.ts';
 import { TrackingStore } from './store.ts';
 import type { TrackingTables } from './tables.ts';
 import { systemClock } from './throttled-writer.ts';
+import type { Clock } from './throttled-writer.ts';
 
 export { trackingMigrations };
 
@@ -77,9 +78,10 @@ export interface TrackingModule extends ServiceModule {
   };
 }
 
-/** Creates the module once its migrations have run. */
-export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDeps): Promise<TrackingModule> {
+/** Creates the module once its migrations have run; `clock` times ingestion, commands and retention (tests move it instead of waiting). */
+export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDeps, clock: Clock = systemClock): Promise<TrackingModule> {
   const { config, database, bus, log } = ctx;
+  const now = () => clock.now();
   if (!deps.devices) log.warn('tracking: no devices interface in this process; tracking routes answer 502 until one is wired');
   const devices = deps.devices ?? unavailableDevices;
   const users = deps.users ?? unavailableUserDirectory;
@@ -94,7 +96,7 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
   plans?.usage?.contribute(counts);
   const live = new LiveHub({ bus, devices, positions, log }, deps.live);
   const commandRepository = new CommandRepository(database.db as Kysely<TrackingTables>);
-  const protocols = new ProtocolMemory(commandRepository);
+  const protocols = new ProtocolMemory(commandRepository, now);
   const delivery = new CommandDelivery({
     repository: commandRepository,
     bus,
@@ -102,6 +104,7 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
     keyPrefix: config.eventChannel,
     ttlMs: config.commandTtl * 1000,
     maxQueuedPerDevice: config.commands.queuedPerDevice,
+    now,
     log,
   });
   const commands = new CommandService({
@@ -113,6 +116,7 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
     devices,
     users,
     features: plans && { assertCommandsAllowed: (userId) => plans.assertFeature(userId, 'commands') },
+    now,
   });
 
   const geofenceLimits = new GeofenceLimits({
@@ -134,6 +138,7 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
     statusTimeout: config.statusTimeout,
     batchSize: config.ingest.batchSize,
     batchDelayMs: config.ingest.batchDelay,
+    clock,
   });
   const retention = new RetentionJob({
     db: database.db as Kysely<TrackingTables>,
@@ -141,7 +146,7 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
     ownersOf: async (deviceIds) => new Map((await devices.getDevices(deviceIds)).map((device) => [device.id, device.ownerId])),
     chunkSize: config.retention.chunkSize,
     commandHistoryMs: config.commands.historyDays > 0 ? config.commands.historyDays * 86_400_000 : undefined,
-    clock: systemClock,
+    clock,
     metrics: ctx.metrics,
     log,
   });

@@ -17,15 +17,20 @@ export interface VerifiedAccessToken extends AccessTokenSubject {
   expiresAt: number;
 }
 
+/** Epoch milliseconds now: the system's, or a test's that it moves instead of waiting. */
+export type Now = () => number;
+
 export class AccessTokenIssuer {
   private readonly key: KeyObject;
   private readonly issuer: string;
   private readonly ttlSeconds: number;
+  private readonly now: Now;
 
-  constructor(key: KeyObject, issuer: string, ttlSeconds: number) {
+  constructor(key: KeyObject, issuer: string, ttlSeconds: number, now: Now = Date.now) {
     this.key = key;
     this.issuer = issuer;
     this.ttlSeconds = ttlSeconds;
+    this.now = now;
   }
 
   get ttl(): number {
@@ -33,13 +38,14 @@ export class AccessTokenIssuer {
   }
 
   issue(subject: AccessTokenSubject): Promise<string> {
+    const issuedAt = Math.floor(this.now() / 1000);
     return new SignJWT({ userId: subject.userId, email: subject.email, sid: subject.sessionId })
       .setProtectedHeader({ alg: 'EdDSA', typ: ACCESS_TOKEN_TYPE })
       .setSubject(String(subject.userId))
       .setIssuer(this.issuer)
       .setJti(randomUUID())
-      .setIssuedAt()
-      .setExpirationTime(`${this.ttlSeconds}s`)
+      .setIssuedAt(issuedAt)
+      .setExpirationTime(issuedAt + this.ttlSeconds)
       .sign(this.key);
   }
 }
@@ -55,12 +61,14 @@ export class AccessTokenVerifier {
   private readonly key: KeyObject;
   private readonly issuer: string;
   private readonly revocations: RevocationList;
+  private readonly now: Now;
   private readonly cache = new Map<string, VerifiedAccessToken>();
 
-  constructor(key: KeyObject, issuer: string, revocations: RevocationList) {
+  constructor(key: KeyObject, issuer: string, revocations: RevocationList, now: Now = Date.now) {
     this.key = key;
     this.issuer = issuer;
     this.revocations = revocations;
+    this.now = now;
   }
 
   async verify(token: string): Promise<VerifiedAccessToken | null> {
@@ -78,7 +86,7 @@ export class AccessTokenVerifier {
   }
 
   private stillValid(token: string, verified: VerifiedAccessToken): VerifiedAccessToken | null {
-    if (verified.expiresAt <= Date.now()) {
+    if (verified.expiresAt <= this.now()) {
       this.cache.delete(token);
       return null;
     }
@@ -92,6 +100,7 @@ export class AccessTokenVerifier {
         issuer: this.issuer,
         typ: ACCESS_TOKEN_TYPE,
         algorithms: ['EdDSA'],
+        currentDate: new Date(this.now()),
         requiredClaims: ['exp', 'sid', 'userId'],
       });
       const { userId, email, sid, exp } = payload as { userId: unknown; email: unknown; sid: unknown; exp: number };

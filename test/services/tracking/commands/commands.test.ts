@@ -11,6 +11,7 @@ import { startTestServer } from '../../../support/server.ts';
 import type { TestLogin, TestServer } from '../../../support/server.ts';
 import { registerDevice, waitFor } from '../ingest/support.ts';
 import { LiveClient, bearer, socketUrl } from '../live/support.ts';
+import { SkippingClock } from '../support/fake-clock.ts';
 import { share } from '../support/tracking.ts';
 import { FIX, Tracker } from './tracker.ts';
 
@@ -435,8 +436,9 @@ describeEachEngine('commands past COMMAND_TTL', (engine) => {
   let server: TestServer;
   let owner: TestLogin;
   let port = 0;
+  const clock = new SkippingClock();
   before(async () => {
-    server = await startTestServer(engine, { COMMAND_TTL: '1' });
+    server = await startTestServer(engine, { COMMAND_TTL: '60' }, { trackingClock: clock });
     owner = await server.login({ email: 'commands-ttl@example.com' });
     port = await server.tracking!.ingestion.listen('gt06', 0);
   });
@@ -447,7 +449,7 @@ describeEachEngine('commands past COMMAND_TTL', (engine) => {
     const deviceId = await registerDevice(server, owner, uniqueId);
     const queued = await server.app.inject({ method: 'POST', url: '/api/commands/send', headers: owner.authorization, payload: { deviceId, type: 'custom', attributes: { data: 'LATE#' } } });
     assert.equal(queued.statusCode, 202, queued.body);
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    clock.skip(61_000);
     const tracker = await Tracker.connect('gt06', port, uniqueId);
     await tracker.report();
     const statuses = await waitFor(

@@ -8,6 +8,7 @@ import { gt06Location, gt06Login, osmAndQuery, teltonikaAvlPacket, teltonikaHand
 import { describeEachEngine } from '../../../support/engines.ts';
 import { startTestServer } from '../../../support/server.ts';
 import type { TestLogin, TestServer } from '../../../support/server.ts';
+import { SkippingClock } from '../support/fake-clock.ts';
 import { DeviceConnection, T0, eventsOf, fixAt, positionsOf, registerDevice } from './support.ts';
 import type { EventJson } from './support.ts';
 
@@ -19,10 +20,11 @@ describeEachEngine('events raised by ingestion', (engine) => {
   let gt06: number;
   let osmand: string;
   const published = { positions: [] as LivePosition[], events: [] as LiveEvent[], devices: [] as number[] };
+  const clock = new SkippingClock();
 
   before(async () => {
     // A server-wide default every device without its own speedLimit gets.
-    server = await startTestServer(engine, { EVENT_DEFAULTS: 'speedLimit=100, minimalTripDistance=200' });
+    server = await startTestServer(engine, { EVENT_DEFAULTS: 'speedLimit=100, minimalTripDistance=200' }, { trackingClock: clock });
     owner = await server.login({ email: 'events-owner@example.com' });
     teltonika = await server.tracking!.ingestion.listen('teltonika', 0);
     gt06 = await server.tracking!.ingestion.listen('gt06', 0);
@@ -175,11 +177,14 @@ describeEachEngine('events raised by ingestion', (engine) => {
   });
 
   it('deviceInactive once the device is silent for deviceInactivityStart seconds', async () => {
-    const deviceId = await registerDevice(server, owner, 'inactive-phone', { deviceInactivityStart: 1 });
+    const deviceId = await registerDevice(server, owner, 'inactive-phone', { deviceInactivityStart: 60 });
     const response = await request(`${osmand}/?${osmAndQuery('inactive-phone', fixAt(0))}`);
     await response.body.dump();
     await settled();
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    server.tracking!.ingestion.pipeline.sweep();
+    await settled();
+    assert.deepEqual((await eventsOf(server, owner, deviceId)).map((event) => event.type), ['deviceOnline'], 'not inactive before its minute is up');
+    clock.skip(60_000);
     server.tracking!.ingestion.pipeline.sweep();
     await settled();
     const events = await eventsOf(server, owner, deviceId);

@@ -1,3 +1,4 @@
+import { systemClock } from '../../../../src/services/tracking/throttled-writer.ts';
 import type { Clock } from '../../../../src/services/tracking/throttled-writer.ts';
 
 /** A clock that moves only when told: advance() runs the timers that fall due, in time order. */
@@ -36,5 +37,22 @@ export class FakeClock implements Clock {
       next.callback();
     }
     this.#now = until;
+  }
+}
+
+/** The system's time and timers, moved ahead by skip(): for a whole server, whose other timers must keep running. */
+export class SkippingClock implements Clock {
+  #ahead = 0;
+
+  now(): number {
+    return Date.now() + this.#ahead;
+  }
+
+  after(ms: number, callback: () => void): () => void {
+    return systemClock.after(ms, callback);
+  }
+
+  skip(ms: number): void {
+    this.#ahead += ms;
   }
 }
