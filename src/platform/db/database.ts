@@ -1,8 +1,9 @@
 import { closeSync, openSync } from 'node:fs';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import SqliteDatabase from 'better-sqlite3';
 import { CompiledQuery, Kysely, PostgresAdapter, PostgresDialect, SqliteDialect, SqliteDriver, sql } from 'kysely';
-import type { DatabaseConnection, Driver, SqliteDialectConfig } from 'kysely';
+import type { DatabaseConnection, Driver, QueryResult, SqliteDialectConfig } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../../config.ts';
 import { keepPrivate, makePrivateDir } from '../private-files.ts';
@@ -42,17 +43,18 @@ function openSqlite(file: string): Database {
   connection.pragma('journal_mode = WAL');
   connection.pragma('synchronous = NORMAL');
   connection.pragma('foreign_keys = ON');
-  connection.pragma('busy_timeout = 5000');
+  // Waits for another connection's write lock happen in PatientConnection, off the event loop.
+  connection.pragma('busy_timeout = 0');
   const db = new Kysely({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(connection) }) });
   return wrap(db, 'sqlite');
 }
 
 /**
- * Transactions begin IMMEDIATE, taking the write lock at BEGIN (waiting up to busy_timeout for
- * another process's). In one process Kysely lends the one connection to one transaction at a time;
- * this is for several processes on one file: a deferred transaction that reads, then writes, fails
- * with SQLITE_BUSY_SNAPSHOT when another process wrote in between, where an immediate one waits and
- * reads what the other wrote (a count checked against a cap, locks.ts).
+ * Transactions begin IMMEDIATE, taking the write lock at BEGIN. In one process Kysely lends the one
+ * connection to one transaction at a time; this is for several connections on one file: a deferred
+ * transaction that reads, then writes, fails with SQLITE_BUSY_SNAPSHOT when another connection wrote
+ * in between, where an immediate one waits and reads what the other wrote (a count checked against a
+ * cap, locks.ts).
  */
 class ImmediateSqliteDialect extends SqliteDialect {
   readonly #config: SqliteDialectConfig;
@@ -68,8 +70,52 @@ class ImmediateSqliteDialect extends SqliteDialect {
 }
 
 class ImmediateSqliteDriver extends SqliteDriver {
+  #patient: PatientConnection | undefined;
+
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    const connection = await super.acquireConnection();
+    if (this.#patient?.inner !== connection) this.#patient = new PatientConnection(connection);
+    return this.#patient;
+  }
+
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+    await connection.executeQuery(BEGIN_IMMEDIATE);
+  }
+}
+
+const BEGIN_IMMEDIATE = CompiledQuery.raw('begin immediate');
+
+/** How long a statement waits for another connection's write lock before SQLITE_BUSY. */
+const BUSY_TIMEOUT_MS = 5000;
+
+/**
+ * Retries a statement refused with SQLITE_BUSY, pausing asynchronously, for up to BUSY_TIMEOUT_MS.
+ * better-sqlite3's own busy_timeout waits synchronously: it blocks the event loop, so a connection of
+ * the same process (two instances in one process, as tests run them) holding the lock across an await
+ * could never finish, and every waiter would fail after the whole timeout. A refused statement did
+ * not run, so running it again is safe.
+ */
+class PatientConnection implements DatabaseConnection {
+  readonly inner: DatabaseConnection;
+
+  constructor(inner: DatabaseConnection) {
+    this.inner = inner;
+  }
+
+  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    const deadline = Date.now() + BUSY_TIMEOUT_MS;
+    for (let pauseMs = 1; ; pauseMs = Math.min(pauseMs * 2, 50)) {
+      try {
+        return await this.inner.executeQuery<R>(query);
+      } catch (error) {
+        if ((error as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() >= deadline) throw error;
+      }
+      await sleep(pauseMs);
+    }
+  }
+
+  streamQuery<R>(query: CompiledQuery, chunkSize: number): AsyncIterableIterator<QueryResult<R>> {
+    return this.inner.streamQuery<R>(query, chunkSize);
   }
 }
 

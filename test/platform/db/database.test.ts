@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { openDatabase } from '../../../src/platform/db/database.ts';
@@ -40,15 +41,41 @@ describe('SQLite file databases', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'trackstack-db-'));
   after(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('use WAL, foreign keys and a busy timeout, creating the folder', async () => {
+  it('use WAL and foreign keys, and leave waiting for a lock to the driver, creating the folder', async () => {
     const database = openDatabase({ engine: 'sqlite', file: path.join(dir, 'nested', 'x.db') });
     try {
       const db = database.db;
       assert.equal((await sql<{ journal_mode: string }>`pragma journal_mode`.execute(db)).rows[0]?.journal_mode, 'wal');
       assert.equal((await sql<{ foreign_keys: number }>`pragma foreign_keys`.execute(db)).rows[0]?.foreign_keys, 1);
-      assert.equal((await sql<{ timeout: number }>`pragma busy_timeout`.execute(db)).rows[0]?.timeout, 5000);
+      assert.equal((await sql<{ timeout: number }>`pragma busy_timeout`.execute(db)).rows[0]?.timeout, 0);
     } finally {
       await database.close();
+    }
+  });
+
+  it('wait for another connection of the same process without blocking it: a write lock held across an await is released, then the waiter writes', async () => {
+    const file = path.join(dir, 'two-connections.db');
+    const first = openDatabase({ engine: 'sqlite', file });
+    const second = openDatabase({ engine: 'sqlite', file });
+    try {
+      await sql`create table marks (who text not null)`.execute(first.db);
+      let released = false;
+      const holder = first.db.transaction().execute(async (trx) => {
+        await sql`insert into marks (who) values ('first')`.execute(trx);
+        await sleep(300);
+        released = true;
+      });
+      await sleep(20);
+      const waiterStarted = Date.now();
+      await sql`insert into marks (who) values ('second')`.execute(second.db);
+      assert.ok(released, 'the second connection wrote only after the first released its lock');
+      assert.ok(Date.now() - waiterStarted < 4000, 'the waiter did not run into the busy timeout');
+      await holder;
+      const rows = await sql<{ who: string }>`select who from marks order by rowid`.execute(second.db);
+      assert.deepEqual(rows.rows.map((row) => row.who), ['first', 'second']);
+    } finally {
+      await first.close();
+      await second.close();
     }
   });
 });
