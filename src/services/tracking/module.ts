@@ -60,6 +60,12 @@ const TRACKING_COUNTS = ['geofences'] as const;
 type TrackingCount = (typeof TRACKING_COUNTS)[number];
 const TRACKING_USAGE_ROUTE = '/api/tracking/internal/usage/:userId';
 
+declare module '../../platform/module.ts' {
+  interface RunningModules {
+    tracking: TrackingModule;
+  }
+}
+
 export interface TrackingModule extends ServiceModule {
   api: TrackingApi;
   /** Removes a deleted device's positions, events and commands (the `devices.device.deleted` fact), after its writes in flight. */
