@@ -4,6 +4,7 @@ import type { Topic } from './platform/bus.ts';
 import type { ModuleMigrations } from './platform/db/migrations.ts';
 import type { RouteAccessTable } from './platform/http/access.ts';
 import type { AnyModuleDescriptor } from './platform/module.ts';
+import { gatewayModule } from './gateway/module.ts';
 import type { FactConsumers } from './platform/outbox/outbox.ts';
 import { authModule } from './services/auth/module.ts';
 import { billingModule } from './services/billing/module.ts';
@@ -16,6 +17,9 @@ import { trackingModule } from './services/tracking/module.ts';
  * it. The tables below, and the order in which a process creates its modules, follow from them.
  */
 export const MODULES: readonly AnyModuleDescriptor[] = [authModule, devicesModule, trackingModule, billingModule, notificationsModule];
+
+/** The gateway's descriptor: the module that fronts the others, run when `SERVICES` names it. */
+export const GATEWAY = gatewayModule;
 
 function descriptorOf(name: ServiceName): AnyModuleDescriptor {
   const descriptors = MODULES.filter((descriptor) => descriptor.name === name);

@@ -3,6 +3,7 @@ import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { Registry } from 'prom-client';
+import { SERVICE_NAMES } from './config.ts';
 import type { Config, ServiceName } from './config.ts';
 import { EventBus } from './platform/bus.ts';
 import type { Topic } from './platform/bus.ts';
@@ -20,32 +21,16 @@ import { InternalClient } from './platform/http/internal-client.ts';
 import type { UserCounts } from './platform/http/user-counts.ts';
 import { listenMetrics, measureProcess } from './platform/metrics.ts';
 import type { MetricsListener } from './platform/metrics.ts';
-import type { AnyModuleDescriptor, FactHandlers, ModuleContext, ModuleDescriptor, Provision, Provisions, ServiceModule } from './platform/module.ts';
+import type { FactHandlers, FrontModule, ModuleContext, ModuleHooks, ModulesByName, Needs, Provision, Provisions, ServiceModule } from './platform/module.ts';
 import { Outbox } from './platform/outbox/outbox.ts';
 import { openRedisConnections } from './platform/redis.ts';
 import { readOrCreateSecret } from './platform/secrets.ts';
 import { DeadLetterRepository } from './platform/work/dead-letters.ts';
 import { QueueMetrics } from './platform/work/metrics.ts';
-import { installAuthentication } from './gateway/authenticate.ts';
-import { allowWebAppOrigin } from './gateway/cross-origin.ts';
-import { installProxy } from './gateway/proxy.ts';
-import { installWebApp } from './gateway/web-app.ts';
-import type { Upstream } from './gateway/proxy.ts';
-import { connectRemoteVerifier } from './gateway/remote-verifier.ts';
-import { FACT_CONSUMERS, MODULE_ROUTE_ACCESS, MODULES, wiringOrder } from './modules.ts';
-import { authModule } from './services/auth/module.ts';
-import type { AuthModule } from './services/auth/module.ts';
-import { billingModule } from './services/billing/module.ts';
-import type { BillingModule } from './services/billing/module.ts';
-import { devicesModule } from './services/devices/module.ts';
-import type { DevicesModule } from './services/devices/module.ts';
-import { createNotificationsModule, notificationsModule } from './services/notifications/module.ts';
-import type { HostLookup, NotificationsDeps, NotificationsModule, PushSenders } from './services/notifications/module.ts';
-import { createTrackingModule, trackingModule } from './services/tracking/module.ts';
-import type { TrackingDeps, TrackingModule } from './services/tracking/module.ts';
-import type { Clock } from './services/tracking/throttled-writer.ts';
+import { FACT_CONSUMERS, GATEWAY, MODULE_ROUTE_ACCESS, MODULES, wiringOrder } from './modules.ts';
 
-export interface Server {
+/** The modules this process runs, by name (`server.auth`…), for in-process callers such as the CLI, tests and benchmarks. */
+export interface Server extends ModulesByName {
   app: HttpApp;
   config: Config;
   database: Database | undefined;
@@ -56,12 +41,6 @@ export interface Server {
   metrics: Registry;
   /** Where the metrics listener serves them (METRICS_PORT, METRICS_HOST); undefined when METRICS_PORT is 0. */
   metricsUrl: string | undefined;
-  /** The modules this process runs, for in-process callers such as the CLI, tests and benchmarks. */
-  auth: AuthModule | undefined;
-  devices: DevicesModule | undefined;
-  tracking: TrackingModule | undefined;
-  billing: BillingModule | undefined;
-  notifications: NotificationsModule | undefined;
   /** Stops accepting, finishes in-flight requests, then releases modules, Redis and the database. */
   close(): Promise<void>;
 }
@@ -69,14 +48,8 @@ export interface Server {
 export interface ServerOptions {
   /** A database opened (and owned) by the caller, e.g. a test's fresh one. */
   database?: Database;
-  /** The push providers notifications send through (tests give local ones). */
-  pushSenders?: PushSenders;
-  /** The clock of notifications' deliveries (tests move it instead of waiting). */
-  notificationsClock?: () => number;
-  /** How notifications resolves the hosts of webhook URLs and Web Push endpoints (tests give names of their own). */
-  notificationsLookup?: HostLookup;
-  /** The clock of tracking's ingestion, commands and retention (tests move it instead of waiting). */
-  trackingClock?: Clock;
+  /** What tests replace in modules, by module name (e.g. notifications' push providers and clock). */
+  hooks?: Partial<ModuleHooks>;
 }
 
 /** Builds the process SERVICES asks for: any subset of the modules, with or without the gateway. */
@@ -92,14 +65,8 @@ export async function createServer(config: Config, options: ServerOptions = {}):
   const redis = config.redisUrl ? openRedisConnections(config.redisUrl, config.eventChannel) : undefined;
   if (redis) await bus.connect(redis.commands, redis.subscriber, config.eventChannel);
 
-  // The gateway fronts the modules that run elsewhere, at their URLs.
-  const proxied: Partial<Record<ServiceName, Upstream>> = {};
-  if (config.gateway) {
-    for (const [name, url] of Object.entries(config.upstreams) as [ServiceName, string][]) {
-      if (!config.services.includes(name)) proxied[name] = { url, routes: MODULE_ROUTE_ACCESS[name] };
-    }
-  }
-  const served = [...config.services, ...(Object.keys(proxied) as ServiceName[])];
+  const gateway = config.gateway ? GATEWAY : undefined;
+  const served = [...config.services, ...(gateway?.fronts(config) ?? [])];
   installRouteAccess(app, served.map((name) => MODULE_ROUTE_ACCESS[name]));
 
   const ownsDatabase = !options.database && config.services.length > 0;
@@ -115,7 +82,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
   };
   // What this process's modules and gateway need of modules running elsewhere comes through those modules' remote adapters.
   const provisions: Partial<Provisions> = {};
-  const needed = new Set<Provision>([...local.flatMap((descriptor) => descriptor.needs), ...(config.gateway ? (['users'] as const) : [])]);
+  const needed = new Set<Provision>([...local.flatMap((descriptor) => descriptor.needs), ...(gateway?.needs ?? [])]);
   for (const descriptor of MODULES) {
     const url = config.upstreams[descriptor.name];
     if (config.services.includes(descriptor.name) || !url || !descriptor.remote || !needed.has(descriptor.provides)) continue;
@@ -123,9 +90,9 @@ export async function createServer(config: Config, options: ServerOptions = {}):
       [descriptor.provides]: descriptor.remote({ client: clientOf(descriptor.name, url), bus, hintsArrive: redis !== undefined, log: app.log }),
     });
   }
-  const cleanups: (() => Promise<void> | void)[] = [];
   const modules: ServiceModule[] = [];
   const started: ServiceModule[] = [];
+  let front: FrontModule | undefined;
   let metricsListener: MetricsListener | undefined;
 
   try {
@@ -140,7 +107,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
       const ctx: ModuleContext = { config, database, bus, outbox, log: app.log, internalToken, metrics, queueMetrics, redis: redis?.commands, remoteCounts };
       for (const descriptor of local) {
         const needs = needsOf(descriptor, provisions);
-        const module = await createModule(descriptor, ctx, needs, options);
+        const module = await descriptor.create(ctx, needs, options.hooks?.[descriptor.name as keyof ModuleHooks]);
         modules.push(module);
         for (const [topic, handle] of Object.entries(descriptor.consumes) as [Topic, FactHandlers<ServiceModule>[Topic]][]) {
           outbox.consume(descriptor.name, topic, (payload, signal) => handle?.(module, payload as never, signal));
@@ -148,34 +115,21 @@ export async function createServer(config: Config, options: ServerOptions = {}):
         if (descriptor.provides && descriptor.provide) Object.assign(provisions, { [descriptor.provides]: descriptor.provide(module) });
       }
     }
-    const auth = createdModule(modules, authModule);
+    const running = runningModules(modules);
 
     await app.register(cookie);
     await registerApiDocs(app, config);
-    if (config.gateway) {
-      await allowWebAppOrigin(app, config);
-      // The gateway reads accounts from the directory the services of this process use.
-      const users = provisions.users;
-      if (!users) throw new Error('the gateway has no user directory');
-      if (auth) {
-        installAuthentication(app, auth.api.verifier, internalToken, users, [config.publicUrl, config.webUrl]);
-      } else {
-        const remote = await connectRemoteVerifier({
-          auth: clientOf('auth', config.upstreams.auth as string),
-          issuer: config.publicUrl,
-          bus,
-          pollRevocations: !redis,
-          log: app.log,
-        });
-        cleanups.push(remote.stop);
-        installAuthentication(app, remote.verifier, internalToken, users, [config.publicUrl, config.webUrl]);
-      }
+    if (gateway) {
+      front = await gateway.create(
+        { config, bus, log: app.log, internalToken, hintsArrive: redis !== undefined, running, routeAccess: MODULE_ROUTE_ACCESS, clientOf: (name) => clientOf(name, config.upstreams[name] as string) },
+        needsOf(gateway, provisions),
+      );
+      await front.registerHooks(app);
     }
     installIdentity(app, internalToken);
     if (modules.length > 0) enforceRouteAccess(app, async (userId) => (await provisions.users?.get(userId))?.administrator === true);
     for (const module of modules) await module.registerRoutes(app);
-    if (Object.keys(proxied).length > 0) await installProxy(app, proxied);
-    if (config.gateway) installWebApp(app, config);
+    await front?.registerRoutes(app);
     await app.ready();
     for (const module of modules) {
       await module.start?.();
@@ -191,7 +145,7 @@ export async function createServer(config: Config, options: ServerOptions = {}):
   } catch (error) {
     await outbox?.stop();
     for (const module of started.reverse()) await module.stop?.().catch(() => {});
-    for (const cleanup of cleanups) await cleanup();
+    await front?.stop?.();
     await Promise.allSettled([app.close(), ...[...clients.values()].map((client) => client.close()), redis?.close()]);
     if (ownsDatabase) await database?.close();
     throw error;
@@ -205,17 +159,13 @@ export async function createServer(config: Config, options: ServerOptions = {}):
     outbox,
     metrics,
     metricsUrl: metricsListener?.url,
-    auth: createdModule(modules, authModule),
-    devices: createdModule(modules, devicesModule),
-    tracking: createdModule(modules, trackingModule),
-    billing: createdModule(modules, billingModule),
-    notifications: createdModule(modules, notificationsModule),
+    ...runningModules(modules),
     async close() {
       await metricsListener?.close();
       await app.close();
       await outbox?.stop();
       for (const module of [...modules].reverse()) await module.stop?.();
-      for (const cleanup of cleanups) await cleanup();
+      await front?.stop?.();
       await Promise.allSettled([...clients.values()].map((client) => client.close()));
       await redis?.close();
       if (ownsDatabase) await database?.close();
@@ -224,23 +174,13 @@ export async function createServer(config: Config, options: ServerOptions = {}):
 }
 
 /** The provisions a module needs, as this process has them. */
-function needsOf(descriptor: AnyModuleDescriptor, provisions: Partial<Provisions>): Partial<Provisions> {
-  return Object.fromEntries(descriptor.needs.map((need: Provision) => [need, provisions[need]]));
+function needsOf<N extends Provision>(descriptor: { needs: readonly N[] }, provisions: Partial<Provisions>): Needs<N> {
+  return Object.fromEntries(descriptor.needs.map((need) => [need, provisions[need]])) as Needs<N>;
 }
 
-/** Creates a module, with the test seams `options` sets (push providers, host lookup, clocks) for the modules that take them. */
-async function createModule(descriptor: AnyModuleDescriptor, ctx: ModuleContext, needs: Partial<Provisions>, options: ServerOptions): Promise<ServiceModule> {
-  if (descriptor === notificationsModule && (options.pushSenders || options.notificationsClock || options.notificationsLookup)) {
-    return createNotificationsModule(ctx, needs as NotificationsDeps, { pushSenders: options.pushSenders, now: options.notificationsClock, lookup: options.notificationsLookup });
-  }
-  if (descriptor === trackingModule && options.trackingClock) return createTrackingModule(ctx, needs as TrackingDeps, options.trackingClock);
-  return descriptor.create(ctx, needs);
-}
-
-/** The module `descriptor` created in this process, if it runs here. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any provisions: only the module's type matters here
-function createdModule<M extends ServiceModule>(modules: readonly ServiceModule[], descriptor: ModuleDescriptor<any, any, M>): M | undefined {
-  return modules.find((module) => module.name === descriptor.name) as M | undefined;
+/** The created modules by name, each module's entry undefined where this process does not run it. */
+function runningModules(modules: readonly ServiceModule[]): ModulesByName {
+  return Object.fromEntries(SERVICE_NAMES.map((name) => [name, modules.find((module) => module.name === name)])) as ModulesByName;
 }
 
 async function registerApiDocs(app: HttpApp, config: Config): Promise<void> {

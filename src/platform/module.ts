@@ -52,6 +52,24 @@ export interface Provisions {}
 
 export type Provision = keyof Provisions & string;
 
+/**
+ * The created module of each name, added by each module the same way
+ * (`interface RunningModules { auth: AuthModule }`): main hands out the modules a process runs
+ * (to the CLI, tests and benchmarks) by name, without knowing any of them.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by declaration merging
+export interface RunningModules {}
+
+/** The modules of this process by name; undefined for one it does not run. */
+export type ModulesByName = { readonly [K in keyof RunningModules]: RunningModules[K] | undefined };
+
+/**
+ * What tests replace in a module (its clock, its providers), by the module's name, added by each
+ * module that has some the same way (`interface ModuleHooks { notifications: NotificationsTestHooks }`).
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- filled by declaration merging
+export interface ModuleHooks {}
+
 /** The provisions a module needs: in-process, remote, or undefined where this process can reach neither. */
 export type Needs<N extends Provision> = { [K in N]: Provisions[K] | undefined };
 
@@ -74,7 +92,7 @@ export interface RemoteContext {
  */
 export type FactHandlers<M> = { readonly [T in Topic]?: (module: M, payload: DomainEvents[T], signal: AbortSignal) => Promise<void> | void };
 
-export interface ModuleDescriptor<P extends Provision, N extends Provision, M extends ServiceModule> {
+export interface ModuleDescriptor<P extends Provision, N extends Provision, M extends ServiceModule, H = never> {
   name: ServiceName;
   migrations: ModuleMigrations;
   /** Every route of the module and who may call it; a gateway fronting the module elsewhere routes by it. */
@@ -91,17 +109,59 @@ export interface ModuleDescriptor<P extends Provision, N extends Provision, M ex
   remoteCounts?(client: InternalClient): UserCounts;
   /** What the module uses of others; those of them running in this process are created first. */
   needs: readonly N[];
-  /** Creates the module once its migrations have run. */
-  create(ctx: ModuleContext, needs: Needs<N>): Promise<M>;
+  /** Creates the module once its migrations have run; `hooks` are what a test replaces (ModuleHooks). */
+  create(ctx: ModuleContext, needs: Needs<N>, hooks?: H): Promise<M>;
 }
 
 /** Any module's descriptor, as main handles the list of them. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each descriptor's own types are checked where it is defined
-export type AnyModuleDescriptor = Omit<ModuleDescriptor<any, any, ServiceModule>, 'consumes'> & { consumes: FactHandlers<any> };
+export type AnyModuleDescriptor = Omit<ModuleDescriptor<any, any, ServiceModule, any>, 'consumes'> & { consumes: FactHandlers<any> };
 
 /** A module's static descriptor: plain data and factories, importable without creating anything. */
-export function defineModule<M extends ServiceModule, N extends Provision = never, P extends Provision = never>(
-  descriptor: ModuleDescriptor<P, N, M>,
-): ModuleDescriptor<P, N, M> {
+export function defineModule<M extends ServiceModule, N extends Provision = never, P extends Provision = never, H = never>(
+  descriptor: ModuleDescriptor<P, N, M, H>,
+): ModuleDescriptor<P, N, M, H> {
+  return descriptor;
+}
+
+/** What the gateway receives from main: it fronts the modules, whether they run here or elsewhere. */
+export interface FrontContext {
+  config: Config;
+  bus: EventBus;
+  log: FastifyBaseLogger;
+  internalToken: string;
+  /** Whether Redis carries the other processes' hints to `bus` (REDIS_URL). */
+  hintsArrive: boolean;
+  /** The modules this process runs. */
+  running: ModulesByName;
+  /** Every module's routes and who may call each, for those it forwards to another process. */
+  routeAccess: Record<ServiceName, RouteAccessTable>;
+  /** Calls the process of a module running elsewhere (its *_URL) with the internal token; the platform closes it. */
+  clientOf(name: ServiceName): InternalClient;
+}
+
+/** The gateway as main runs it: hooks in front of every route, and routes after the modules' own. */
+export interface FrontModule {
+  /** Installed before the modules' routes: what every request passes first. */
+  registerHooks(app: HttpApp): Promise<void> | void;
+  /** Installed after them: what answers the paths this process's modules do not. */
+  registerRoutes(app: HttpApp): Promise<void> | void;
+  stop?(): Promise<void> | void;
+}
+
+/**
+ * The gateway's descriptor (DESIGN §1: the gateway is a module too, the one in `SERVICES` that runs
+ * no service): it has no tables and acts on no fact, but like the others says what it needs.
+ */
+export interface FrontDescriptor<N extends Provision, M extends FrontModule> {
+  name: 'gateway';
+  /** The modules running elsewhere whose routes this process serves through the gateway. */
+  fronts(config: Config): ServiceName[];
+  /** What it uses of the modules, from this process or over HTTP. */
+  needs: readonly N[];
+  create(ctx: FrontContext, needs: Needs<N>): Promise<M>;
+}
+
+export function defineFront<M extends FrontModule, N extends Provision = never>(descriptor: FrontDescriptor<N, M>): FrontDescriptor<N, M> {
   return descriptor;
 }

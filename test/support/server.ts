@@ -7,7 +7,9 @@ import type { ModuleContext } from '../../src/platform/module.ts';
 import { Outbox } from '../../src/platform/outbox/outbox.ts';
 import { FACT_CONSUMERS } from '../../src/modules.ts';
 import { createServer } from '../../src/server.ts';
-import type { Server, ServerOptions } from '../../src/server.ts';
+import type { Server } from '../../src/server.ts';
+import type { NotificationsTestHooks } from '../../src/services/notifications/module.ts';
+import type { TrackingTestHooks } from '../../src/services/tracking/module.ts';
 import { signIn } from './api.ts';
 import type { SharedTestDatabase, TestEngine } from './engines.ts';
 
@@ -76,7 +78,15 @@ export interface TestLogin {
 }
 
 /** The all-in-one server on a fresh database of the engine, configured as from the environment. */
-export async function startTestServer(engine: TestEngine, env: Record<string, string> = {}, options: Pick<ServerOptions, 'pushSenders' | 'notificationsClock' | 'notificationsLookup' | 'trackingClock'> = {}): Promise<TestServer> {
+/** What a test replaces: notifications' push providers, clock and host resolution; tracking's clock. */
+export interface TestServerOptions {
+  pushSenders?: NotificationsTestHooks['pushSenders'];
+  notificationsClock?: NotificationsTestHooks['now'];
+  notificationsLookup?: NotificationsTestHooks['lookup'];
+  trackingClock?: TrackingTestHooks['clock'];
+}
+
+export async function startTestServer(engine: TestEngine, env: Record<string, string> = {}, options: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'trackstack-test-'));
   const testDatabase = await engine.createDatabase();
   const config = loadConfig({
@@ -89,7 +99,11 @@ export async function startTestServer(engine: TestEngine, env: Record<string, st
     ...NO_METRICS,
     ...env,
   });
-  const server = await createServer(config, { database: testDatabase.database, ...options }).catch(async (error: unknown) => {
+  const hooks = {
+    notifications: { pushSenders: options.pushSenders, now: options.notificationsClock, lookup: options.notificationsLookup },
+    tracking: { clock: options.trackingClock },
+  };
+  const server = await createServer(config, { database: testDatabase.database, hooks }).catch(async (error: unknown) => {
     await testDatabase.dispose();
     rmSync(dataDir, { recursive: true, force: true });
     throw error;

@@ -54,6 +54,9 @@ declare module '../../platform/module.ts' {
     /** Who a user is and what they may do, remembered in memory. */
     users: CachingUserDirectory;
   }
+  interface RunningModules {
+    auth: AuthModule;
+  }
 }
 
 /** What other modules and the gateway may use of the auth module. */

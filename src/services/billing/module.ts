@@ -29,6 +29,9 @@ declare module '../../platform/module.ts' {
     /** "Is user U subscribed", which plan applies, and the limit and feature checks of plans (docs/plans.md). */
     entitlement: Entitlement;
   }
+  interface RunningModules {
+    billing: BillingModule;
+  }
 }
 
 /** What other modules may use of the billing module. */

@@ -30,6 +30,9 @@ declare module '../../platform/module.ts' {
     /** "Who may see which device", and the device facts tracking maintains. */
     devices: DeviceAccessApi;
   }
+  interface RunningModules {
+    devices: DevicesModule;
+  }
 }
 
 export interface DevicesDeps {

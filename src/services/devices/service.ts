@@ -1,6 +1,6 @@
 import type { Insertable, Updateable } from 'kysely';
 import type { EventBus } from '../../platform/bus.ts';
-import type { DeviceRegistration } from '../../config.ts';
+import type { DeviceRegistration } from './settings.ts';
 import type { FactRecorder } from '../../platform/outbox/outbox.ts';
 import { limitReached } from '../../platform/http/errors.ts';
 import { AppError } from './errors.ts';

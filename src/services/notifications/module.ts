@@ -56,6 +56,15 @@ const NOTIFICATIONS_COUNTS = ['notificationRules'] as const;
 type NotificationsCount = (typeof NOTIFICATIONS_COUNTS)[number];
 const NOTIFICATIONS_USAGE_ROUTE = '/api/notifications/internal/usage/:userId';
 
+declare module '../../platform/module.ts' {
+  interface RunningModules {
+    notifications: NotificationsModule;
+  }
+  interface ModuleHooks {
+    notifications: NotificationsTestHooks;
+  }
+}
+
 export interface NotificationsModule extends ServiceModule {
   worker: DeliveryWorker;
   /** Turns stored events into deliveries (the `tracking.event.created` fact). */
@@ -195,5 +204,5 @@ export const notificationsModule = defineModule({
   },
   remoteCounts: (client) => remoteUserCounts(client, NOTIFICATIONS_USAGE_ROUTE, NOTIFICATIONS_COUNTS),
   needs: ['devices', 'users', 'entitlement'],
-  create: (ctx: ModuleContext, needs: NotificationsDeps) => createNotificationsModule(ctx, needs),
+  create: (ctx: ModuleContext, needs: NotificationsDeps, hooks?: NotificationsTestHooks) => createNotificationsModule(ctx, needs, hooks),
 });

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { NotificationsConfig } from '../../config.ts';
+import type { NotificationsConfig } from './settings.ts';
 import { refusal } from '../../platform/access-policy.ts';
 import { limitReached } from '../../platform/http/errors.ts';
 import type { Entitlement } from '../billing/entitlement.ts';

@@ -1,4 +1,4 @@
-import type { NotificationsConfig } from '../../config.ts';
+import type { NotificationsConfig } from './settings.ts';
 import { limitReached } from '../../platform/http/errors.ts';
 import type { AddressGuard } from './channels/addresses.ts';
 import { AppError } from './errors.ts';

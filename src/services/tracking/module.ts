@@ -62,6 +62,20 @@ const TRACKING_COUNTS = ['geofences'] as const;
 type TrackingCount = (typeof TRACKING_COUNTS)[number];
 const TRACKING_USAGE_ROUTE = '/api/tracking/internal/usage/:userId';
 
+declare module '../../platform/module.ts' {
+  interface RunningModules {
+    tracking: TrackingModule;
+  }
+  interface ModuleHooks {
+    tracking: TrackingTestHooks;
+  }
+}
+
+export interface TrackingTestHooks {
+  /** Times ingestion, commands and retention (tests move it instead of waiting). */
+  clock?: Clock | undefined;
+}
+
 export interface TrackingModule extends ServiceModule {
   api: TrackingApi;
   /** Removes a deleted device's positions, events and commands (the `devices.device.deleted` fact), after its writes in flight. */
@@ -78,9 +92,10 @@ export interface TrackingModule extends ServiceModule {
   };
 }
 
-/** Creates the module once its migrations have run; `clock` times ingestion, commands and retention (tests move it instead of waiting). */
-export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDeps, clock: Clock = systemClock): Promise<TrackingModule> {
+/** Creates the module once its migrations have run. */
+export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDeps, hooks: TrackingTestHooks = {}): Promise<TrackingModule> {
   const { config, database, bus, log } = ctx;
+  const clock = hooks.clock ?? systemClock;
   const now = () => clock.now();
   if (!deps.devices) log.warn('tracking: no devices interface in this process; tracking routes answer 502 until one is wired');
   const devices = deps.devices ?? unavailableDevices;

@@ -9,6 +9,7 @@ import { loadConfig } from '../../../src/config.ts';
 import { openDatabase } from '../../../src/platform/db/database.ts';
 import { createServer } from '../../../src/server.ts';
 import type { Server, ServerOptions } from '../../../src/server.ts';
+import type { NotificationsTestHooks } from '../../../src/services/notifications/module.ts';
 import { runUserCommand } from '../../../src/services/auth/cli.ts';
 import { verifyPassword } from '../../../src/services/auth/users/passwords.ts';
 import { InternalClient } from '../../../src/platform/http/internal-client.ts';
@@ -268,10 +269,10 @@ describeEachEngine('ADMIN_EMAIL naming an account someone else registered', (eng
     const email = 'ops-later@example.com';
     const receiver = await WebhookReceiver.start();
     const push = new RecordingPushSender();
-    const pushSenders = new Map([['fcm', push]]) as ServerOptions['pushSenders'];
+    const hooks = { notifications: { pushSenders: new Map([['fcm', push]]) as NotificationsTestHooks['pushSenders'] } };
     const env = { NOTIFY_ALLOW_PRIVATE_URLS: 'true' };
     try {
-      const before = await restart(env, { pushSenders });
+      const before = await restart(env, { hooks });
       await before.auth!.api.accounts.create({ email, password: SQUATTER_PASSWORD, emailVerified: true });
       const squatter = new Client(before, await signIn(before, email, { password: SQUATTER_PASSWORD }));
       const friend = await signIn(before, 'squatters-friend@example.com');
@@ -289,7 +290,7 @@ describeEachEngine('ADMIN_EMAIL naming an account someone else registered', (eng
       assert.equal(saved.status, 201, JSON.stringify(saved.body));
       const squatterId = squatter.userId;
 
-      const after = await restart({ ...env, ADMIN_EMAIL: email, ADMIN_PASSWORD }, { pushSenders });
+      const after = await restart({ ...env, ADMIN_EMAIL: email, ADMIN_PASSWORD }, { hooks });
       await after.outbox!.drainNow();
       const admin = new Client(after, await signIn(after, email, { password: ADMIN_PASSWORD }));
       assert.notEqual(admin.userId, squatterId);

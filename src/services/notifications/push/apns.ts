@@ -6,7 +6,7 @@ import http2 from 'node:http2';
 import type { ClientHttp2Session, IncomingHttpHeaders } from 'node:http2';
 import { SignJWT } from 'jose';
 import { ConfigError } from '../../../config.ts';
-import type { PushConfig } from '../../../config.ts';
+import type { PushConfig } from '../settings.ts';
 import { DEFAULT_REQUEST_TIMEOUT_MS, refusal, requestSignal, unreachable } from './outcomes.ts';
 import type { PushMessage, PushOutcome, PushSender, PushTarget } from './push-sender.ts';
 

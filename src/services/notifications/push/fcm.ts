@@ -4,7 +4,7 @@ import { createPrivateKey } from 'node:crypto';
 import type { KeyObject } from 'node:crypto';
 import { SignJWT } from 'jose';
 import { ConfigError, isLoopbackHost } from '../../../config.ts';
-import type { PushConfig } from '../../../config.ts';
+import type { PushConfig } from '../settings.ts';
 import { boundedText, DEFAULT_REQUEST_TIMEOUT_MS, refusal, requestSignal, unreachable } from './outcomes.ts';
 import type { PushMessage, PushOutcome, PushSender, PushTarget } from './push-sender.ts';
 

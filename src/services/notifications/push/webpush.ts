@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { JWK } from 'jose';
 import webPush from 'web-push';
 import { ConfigError, isLoopbackHost } from '../../../config.ts';
-import type { PushConfig } from '../../../config.ts';
+import type { PushConfig } from '../settings.ts';
 import { readOrCreateSecret } from '../../../platform/secrets.ts';
 import { AddressGuard } from '../channels/addresses.ts';
 import type { HostLookup, PostResult } from '../channels/addresses.ts';
