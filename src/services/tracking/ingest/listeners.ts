@@ -19,7 +19,7 @@ import { listenOsmAnd } from './osmand-server.ts';
 import type { IngestSink } from './sink.ts';
 import { listenTcp } from './tcp-server.ts';
 import type { Listener } from './tcp-server.ts';
-import type { CommandChannel } from '../commands/delivery.ts';
+import type { CommandChannel } from './device-link.ts';
 import { listenUdp } from './udp-server.ts';
 
 /** The protocols a process can listen for, each on its Traccar port (`<NAME>_PORT`). */
