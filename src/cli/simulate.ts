@@ -19,10 +19,10 @@ import {
   osmAndQuery,
   teltonikaAvlPacket,
   teltonikaHandshake,
-} from '../services/tracking/protocols/encoders.ts';
-import type { DeviceFix } from '../services/tracking/protocols/encoders.ts';
-import { COMMAND_PROTOCOLS, deviceAnswer, isServerCommand, serverFrameLength } from '../services/tracking/protocols/device-commands.ts';
-import type { CommandProtocol } from '../services/tracking/protocols/device-commands.ts';
+} from './simulator/encoders.ts';
+import type { DeviceFix } from './simulator/encoders.ts';
+import { COMMAND_PROTOCOLS, deviceAnswer, isServerCommand, serverFrameLength } from './simulator/device-commands.ts';
+import type { CommandProtocol } from './simulator/device-commands.ts';
 
 export const SIMULATED_PROTOCOLS = ['teltonika', 'gt06', 'h02', 'jt808', 'gps103', 'osmand'] as const;
 export type SimulatedProtocol = (typeof SIMULATED_PROTOCOLS)[number];

@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { request } from 'undici';
-import { gl200Heartbeat, gl200Location, gps103Heartbeat, gps103Location, gt06Location, gt06Login, h02Location, jt808Location, jt808LocationBatch, teltonikaAvlPacket, teltonikaHandshake } from '../../../../src/services/tracking/protocols/encoders.ts';
+import { gl200Heartbeat, gl200Location, gps103Heartbeat, gps103Location, gt06Location, gt06Login, h02Location, jt808Location, jt808LocationBatch, teltonikaAvlPacket, teltonikaHandshake } from '../../../../src/cli/simulator/encoders.ts';
 import { DEVICE_PROTOCOLS } from '../../../../src/services/tracking/ingest/listeners.ts';
 import type { DeviceProtocol } from '../../../../src/services/tracking/ingest/listeners.ts';
 import { describeEachEngine } from '../../../support/engines.ts';
