@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.ts';
+import { PROTOCOL_REGISTRY } from '../src/services/tracking/protocols/registry.ts';
 
 function failure(env: Record<string, string>): ConfigError {
   try {
@@ -156,6 +157,8 @@ describe('config', () => {
     const source = readFileSync(path.resolve('src/config.ts'), 'utf8');
     const example = readFileSync(path.resolve('.env.example'), 'utf8');
     const variables = new Set([...source.matchAll(/\(\s*'([A-Z][A-Z0-9_]+)'/g)].map((match) => match[1]!));
+    // The device ports are read by the protocol registry's variables.
+    for (const { port } of PROTOCOL_REGISTRY) variables.add(port.variable);
     assert.ok(variables.size > 40);
     for (const variable of variables) assert.match(example, new RegExp(`^# ${variable}=`, 'm'), variable);
   });

@@ -22,7 +22,7 @@ import { registerGeofenceRoutes } from './geofences/routes.ts';
 import { GeofenceService } from './geofences/service.ts';
 import { GeofenceLimits } from './ingest/geofence-limits.ts';
 import { DeviceListeners } from './ingest/listeners.ts';
-import type { DeviceProtocol } from './ingest/listeners.ts';
+import type { DeviceProtocol } from './protocols/registry.ts';
 import { meteredSink } from './ingest/metered-sink.ts';
 import { IngestPipeline } from './ingest/pipeline.ts';
 import { engineSettings } from './ingest/settings.ts';
