@@ -145,8 +145,9 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
     log,
   });
   const listeners = new DeviceListeners({
-    sink: protocols.recording(ctx.metrics ? meteredSink(pipeline, ctx.metrics) : pipeline),
+    sink: ctx.metrics ? meteredSink(pipeline, ctx.metrics) : pipeline,
     commands: delivery,
+    identified: (device, protocol) => protocols.record(device.id, protocol),
     host: config.host,
     idleTimeoutMs: config.statusTimeout * 1000,
     connectionsPerIp: config.ingest.connectionsPerIp,

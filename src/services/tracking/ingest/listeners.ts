@@ -4,7 +4,7 @@ import { protocolEntry } from '../protocols/registry.ts';
 import type { DeviceProtocol, Transport } from '../protocols/registry.ts';
 import { ConnectionsPerAddress } from './connection-limit.ts';
 import { listenOsmAnd } from './osmand-server.ts';
-import type { IngestSink } from './sink.ts';
+import type { IngestDevice, IngestSink } from './sink.ts';
 import { listenTcp } from './tcp-server.ts';
 import type { Listener } from './tcp-server.ts';
 import type { CommandChannel } from './device-link.ts';
@@ -22,6 +22,11 @@ export interface DeviceListenersOptions {
   logLevel: string;
   /** Offered the TCP connections, for commands. */
   commands?: CommandChannel;
+  /**
+   * Told the protocol of each device a listener identifies, before any of its messages is stored (commands go by it).
+   * Once per TCP connection, so the decoded frames that follow never pass through it.
+   */
+  identified?: (device: IngestDevice, protocol: DeviceProtocol) => Promise<void>;
 }
 
 /** The open device listeners of a process, all feeding one sink. */
@@ -40,7 +45,8 @@ export class DeviceListeners {
    * already taken fails with a ConfigError naming the protocol's variable (`<NAME>_PORT`).
    */
   async listen(protocol: DeviceProtocol, port: number): Promise<number> {
-    const { sink, host, log } = this.#options;
+    const { host, log } = this.#options;
+    const sink = this.#sinkFor(protocol);
     const connectionsPerAddress = this.#connectionsPerAddress;
     const entry = protocolEntry(protocol);
     if (!entry) throw new Error(`no protocol ${protocol} in the registry`);
@@ -61,6 +67,22 @@ export class DeviceListeners {
       this.#open.push({ protocol, transport: 'udp', listener: udpListener });
     }
     return listener.port;
+  }
+
+  /** The sink as the protocol's listeners see it: `identified` is told of each device they identify. */
+  #sinkFor(protocol: DeviceProtocol): IngestSink {
+    const { sink, identified } = this.#options;
+    if (!identified) return sink;
+    return {
+      identify: async (uniqueId) => {
+        const device = await sink.identify(uniqueId);
+        if (device) await identified(device, protocol);
+        return device;
+      },
+      accept: (device, name, message, receivedAt) => sink.accept(device, name, message, receivedAt),
+      connected: (device) => sink.connected(device),
+      disconnected: (device) => sink.disconnected(device),
+    };
   }
 
   /** The listeners open now, by protocol and transport. */
