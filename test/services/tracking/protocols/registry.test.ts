@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
+import net from 'node:net';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -72,6 +73,53 @@ describe('protocol registry: the one list of protocols', () => {
       }
       assert.deepEqual([...new Set(listeners.opened().map((listener) => listener.protocol))], [...DEVICE_PROTOCOLS]);
     });
+  });
+
+  it('a listener tells who records protocols the protocol of a device once per connection, not once per frame', async () => {
+    const identified: [number, string][] = [];
+    const accepted: string[] = [];
+    const device = { id: 7, uniqueId: '' };
+    const listeners = new DeviceListeners({
+      sink: {
+        identify: (uniqueId) => Promise.resolve({ ...device, uniqueId }),
+        accept: (_device, protocol) => {
+          accepted.push(protocol);
+          return Promise.resolve({ withoutFix: 0 });
+        },
+        connected: () => undefined,
+        disconnected: () => undefined,
+      },
+      host: '127.0.0.1',
+      idleTimeoutMs: 10_000,
+      connectionsPerIp: 10,
+      log: pino({ level: 'silent' }),
+      logLevel: 'silent',
+      identified: (identifiedDevice, protocol) => {
+        identified.push([identifiedDevice.id, protocol]);
+        return Promise.resolve();
+      },
+    });
+    try {
+      const port = await listeners.listen('gt06', 0);
+      const frames = await PROTOCOL_REGISTRY.find((entry) => entry.name === 'gt06')!.simulator();
+      const uniqueId = frames.uniqueId(1);
+      const socket = net.connect({ port, host: '127.0.0.1' });
+      let received = 0;
+      const acknowledged = new Promise<void>((resolve) => {
+        socket.on('data', (chunk) => {
+          received += chunk.length;
+          // GT06 answers the login and each report with a 10-byte acknowledgement.
+          if (received >= 40) resolve();
+        });
+      });
+      socket.write(Buffer.concat([...frames.login(uniqueId, 1), ...[2, 3, 4].map((serial) => frames.report(uniqueId, FIX, serial))]));
+      await acknowledged;
+      socket.destroy();
+      assert.deepEqual(identified, [[7, 'gt06']]);
+      assert.deepEqual(accepted, ['gt06', 'gt06', 'gt06', 'gt06']);
+    } finally {
+      await listeners.close();
+    }
   });
 
   it('the simulator frames of every entry decode with its decoder into the simulated fix', async () => {
