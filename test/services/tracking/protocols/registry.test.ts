@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
 import net from 'node:net';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import pino from 'pino';
@@ -144,6 +144,14 @@ describe('protocol registry: the one list of protocols', () => {
       assert.ok(Math.abs(positions[0]!.latitude - FIX.latitude) < 1e-3 && Math.abs(positions[0]!.longitude - FIX.longitude) < 1e-3, entry.name);
       const identified = messages.map((message) => message.uniqueId).filter((id) => id !== undefined);
       assert.ok(identified.length === 0 || identified.some((id) => id.replace(/^0+/, '') === uniqueId.replace(/^0+/, '')), `${entry.name}: names ${uniqueId}`);
+    }
+  });
+
+  it('ingestion owns the device link: nothing under ingest/ or protocols/ imports commands', () => {
+    for (const folder of ['src/services/tracking/ingest', 'src/services/tracking/protocols']) {
+      for (const file of readdirSync(folder)) {
+        assert.doesNotMatch(readFileSync(path.join(folder, file), 'utf8'), /from '\.\.\/commands\//, `${folder}/${file}`);
+      }
     }
   });
 
