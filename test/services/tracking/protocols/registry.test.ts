@@ -11,6 +11,7 @@ import { DeviceListeners } from '../../../../src/services/tracking/ingest/listen
 import { decodeOsmAnd } from '../../../../src/services/tracking/protocols/osmand.ts';
 import { DEVICE_PROTOCOLS, PROTOCOL_REGISTRY } from '../../../../src/services/tracking/protocols/registry.ts';
 import type { ConnectionState, DecodedMessage } from '../../../../src/services/tracking/protocols/types.ts';
+import { TCP_PROTOCOLS as TCP_SCENARIOS } from '../ingest/tcp-protocols.ts';
 
 const FIX = { time: new Date('2026-03-01T12:00:00Z'), latitude: 52.52, longitude: 13.405, altitude: 35, speed: 20, course: 90, valid: true };
 
@@ -157,5 +158,10 @@ describe('protocol registry: the one list of protocols', () => {
 
   it("the simulator's protocols are registry entries, on the ports the registry declares", () => {
     for (const protocol of SIMULATED_PROTOCOLS) assert.ok((DEVICE_PROTOCOLS as readonly string[]).includes(protocol), protocol);
+  });
+
+  it('the socket scenarios of tcp.test.ts cover every entry with a frame decoder', () => {
+    const framed = PROTOCOL_REGISTRY.filter((entry) => 'decoder' in entry).map((entry) => entry.name);
+    assert.deepEqual(TCP_SCENARIOS.map((scenario) => scenario.protocol).sort(), [...framed].sort());
   });
 });
