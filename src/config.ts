@@ -1,6 +1,8 @@
 import path from 'node:path';
 import { ConfigError, EnvReader } from './platform/env.ts';
 import type { Env } from './platform/env.ts';
+import { PROTOCOL_REGISTRY } from './services/tracking/protocols/registry.ts';
+import type { DeviceProtocol } from './services/tracking/protocols/registry.ts';
 import { DEFAULT_WORK_SETTINGS } from './platform/work/queue.ts';
 import type { WorkSettings } from './platform/work/queue.ts';
 import { readAuthSettings } from './services/auth/settings.ts';
@@ -59,7 +61,8 @@ export interface ProcessConfig {
 
 /** The ports of the device listeners, one per protocol (0: not listened on). */
 export interface DevicePortsConfig {
-  devicePorts: { osmand: number; gt06: number; teltonika: number; h02: number; jt808: number; gps103: number; tk103: number; wialon: number; watch: number; meitrack: number; suntech: number; ruptela: number; galileo: number; gl200: number };
+  /** Each device protocol's listener port (its registry entry's variable, e.g. GT06_PORT); 0 leaves it closed. */
+  devicePorts: Record<DeviceProtocol, number>;
 }
 
 /** Everything a process reads from its environment: its own settings and every module's (each declared in the module's settings.ts). */
@@ -187,24 +190,9 @@ function readDatabase(read: EnvReader, dataDir: string): DatabaseConfig {
   throw new ConfigError('DATABASE_URL', `expected sqlite:<path>, sqlite::memory: or postgres://…, got '${raw.split(':')[0]}:…'`);
 }
 
-/** The device listeners' ports (the tracking module's), kept together as one block. */
+/** The device listeners' ports (the tracking module's), one per entry of the protocol registry. */
 function readDevicePorts(read: EnvReader): DevicePortsConfig {
   return {
-    devicePorts: {
-      osmand: read.int('OSMAND_PORT', 5055, 0, 65535),
-      gt06: read.int('GT06_PORT', 5023, 0, 65535),
-      teltonika: read.int('TELTONIKA_PORT', 5027, 0, 65535),
-      h02: read.int('H02_PORT', 5013, 0, 65535),
-      jt808: read.int('JT808_PORT', 5015, 0, 65535),
-      gps103: read.int('GPS103_PORT', 5001, 0, 65535),
-      tk103: read.int('TK103_PORT', 5002, 0, 65535),
-      wialon: read.int('WIALON_PORT', 5039, 0, 65535),
-      watch: read.int('WATCH_PORT', 5093, 0, 65535),
-      meitrack: read.int('MEITRACK_PORT', 5020, 0, 65535),
-      suntech: read.int('SUNTECH_PORT', 5011, 0, 65535),
-      ruptela: read.int('RUPTELA_PORT', 5046, 0, 65535),
-      galileo: read.int('GALILEO_PORT', 5034, 0, 65535),
-      gl200: read.int('GL200_PORT', 5004, 0, 65535),
-    },
+    devicePorts: Object.fromEntries(PROTOCOL_REGISTRY.map(({ name, port }) => [name, read.int(port.variable, port.default, 0, 65535)])) as Record<DeviceProtocol, number>,
   };
 }

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { ConfigError, loadConfig } from '../src/config.ts';
+import { PROTOCOL_REGISTRY } from '../src/services/tracking/protocols/registry.ts';
 
 function failure(env: Record<string, string>): ConfigError {
   try {
@@ -157,6 +158,8 @@ describe('config', () => {
     const source = ['src/config.ts', ...moduleSettings].map((file) => readFileSync(path.resolve(file), 'utf8')).join('\n');
     const example = readFileSync(path.resolve('.env.example'), 'utf8');
     const variables = new Set([...source.matchAll(/\(\s*'([A-Z][A-Z0-9_]+)'/g)].map((match) => match[1]!));
+    // The device ports are read by the protocol registry's variables.
+    for (const { port } of PROTOCOL_REGISTRY) variables.add(port.variable);
     assert.ok(variables.size > 100);
     for (const variable of variables) assert.match(example, new RegExp(`^# ${variable}=`, 'm'), variable);
   });

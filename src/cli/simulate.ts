@@ -19,16 +19,16 @@ import {
   osmAndQuery,
   teltonikaAvlPacket,
   teltonikaHandshake,
-} from '../services/tracking/protocols/encoders.ts';
-import type { DeviceFix } from '../services/tracking/protocols/encoders.ts';
-import { COMMAND_PROTOCOLS, deviceAnswer, isServerCommand, serverFrameLength } from '../services/tracking/protocols/device-commands.ts';
-import type { CommandProtocol } from '../services/tracking/protocols/device-commands.ts';
+} from './simulator/encoders.ts';
+import type { DeviceFix } from './simulator/encoders.ts';
+import { COMMAND_PROTOCOLS, deviceAnswer, isServerCommand, serverFrameLength } from './simulator/device-commands.ts';
+import type { CommandProtocol } from './simulator/device-commands.ts';
+import { protocolEntry } from '../services/tracking/protocols/registry.ts';
+import type { DeviceProtocol } from '../services/tracking/protocols/registry.ts';
 
-export const SIMULATED_PROTOCOLS = ['teltonika', 'gt06', 'h02', 'jt808', 'gps103', 'osmand'] as const;
+/** The protocols whose trackers this simulator drives: those whose logins and acknowledgements its sessions read. */
+export const SIMULATED_PROTOCOLS = ['teltonika', 'gt06', 'h02', 'jt808', 'gps103', 'osmand'] as const satisfies readonly DeviceProtocol[];
 export type SimulatedProtocol = (typeof SIMULATED_PROTOCOLS)[number];
-
-/** Traccar's ports, which the server listens on by default. */
-export const DEFAULT_PORTS: Record<SimulatedProtocol, number> = { osmand: 5055, gt06: 5023, teltonika: 5027, h02: 5013, jt808: 5015, gps103: 5001 };
 
 const KMH_PER_KNOT = 1.852;
 const ACK_TIMEOUT_MS = 15_000;
@@ -510,7 +510,7 @@ export function simulatedIds(base: string, count: number): string[] {
 
 const USAGE = `Usage: npm run simulate -- [options]
 
-  --protocol teltonika|gt06|h02|jt808|gps103|osmand
+  --protocol ${SIMULATED_PROTOCOLS.join('|')}
                                          device protocol (default teltonika)
   --devices N                            trackers (default 10)
   --rate R                               reports per second per tracker (default 1; 0 = as fast as acknowledged)
@@ -567,7 +567,8 @@ async function main(): Promise<void> {
     console.log(`Devices: ${registered.created} created, ${registered.existing} already there.`);
   }
 
-  const port = values.port === undefined ? DEFAULT_PORTS[protocol] : Math.floor(number('port', values.port, 1));
+  // By default the protocol's port as the server's registry declares it (Traccar's).
+  const port = values.port === undefined ? (protocolEntry(protocol)?.port.default as number) : Math.floor(number('port', values.port, 1));
   const abort = new AbortController();
   process.once('SIGINT', () => abort.abort());
   process.once('SIGTERM', () => abort.abort());

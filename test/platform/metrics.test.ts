@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import { after, before, it } from 'node:test';
 import { request } from 'undici';
 import { loadConfig } from '../../src/config.ts';
-import { osmAndQuery, teltonikaAvlPacket, teltonikaHandshake } from '../../src/services/tracking/protocols/encoders.ts';
+import { osmAndQuery, teltonikaAvlPacket, teltonikaHandshake } from '../../src/cli/simulator/encoders.ts';
 import { describeEachEngine } from '../support/engines.ts';
 import { eventually } from '../support/eventually.ts';
 import { sampleOf } from '../support/metrics.ts';

@@ -10,6 +10,7 @@ import { createServer } from '../../src/server.ts';
 import type { Server } from '../../src/server.ts';
 import type { NotificationsTestHooks } from '../../src/services/notifications/module.ts';
 import type { TrackingTestHooks } from '../../src/services/tracking/module.ts';
+import { PROTOCOL_REGISTRY } from '../../src/services/tracking/protocols/registry.ts';
 import { signIn } from './api.ts';
 import type { SharedTestDatabase, TestEngine } from './engines.ts';
 
@@ -22,7 +23,7 @@ export const TEST_INTERNAL_TOKEN = 'test-internal-token-0123456789abcdef';
 export const TEST_EVENT_CHANNEL = `trackstack-test:${process.pid}:${Date.now()}`;
 
 /** Device listeners off: tests running side by side would otherwise contend for Traccar's ports. */
-export const NO_DEVICE_LISTENERS = { OSMAND_PORT: '0', GT06_PORT: '0', TELTONIKA_PORT: '0', H02_PORT: '0', JT808_PORT: '0', GPS103_PORT: '0', TK103_PORT: '0', WIALON_PORT: '0', WATCH_PORT: '0', MEITRACK_PORT: '0', SUNTECH_PORT: '0', RUPTELA_PORT: '0', GALILEO_PORT: '0', GL200_PORT: '0' } as const;
+export const NO_DEVICE_LISTENERS: Readonly<Record<string, string>> = Object.fromEntries(PROTOCOL_REGISTRY.map(({ port }) => [port.variable, '0']));
 
 /** The metrics listener off, for the same reason (METRICS_PORT 9464). */
 export const NO_METRICS = { METRICS_PORT: '0' } as const;

@@ -23,7 +23,7 @@ import { registerGeofenceRoutes } from './geofences/routes.ts';
 import { GeofenceService } from './geofences/service.ts';
 import { GeofenceLimits } from './ingest/geofence-limits.ts';
 import { DeviceListeners } from './ingest/listeners.ts';
-import type { DeviceProtocol } from './ingest/listeners.ts';
+import type { DeviceProtocol } from './protocols/registry.ts';
 import { meteredSink } from './ingest/metered-sink.ts';
 import { IngestPipeline } from './ingest/pipeline.ts';
 import { engineSettings } from './ingest/settings.ts';
@@ -166,8 +166,9 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
     log,
   });
   const listeners = new DeviceListeners({
-    sink: protocols.recording(ctx.metrics ? meteredSink(pipeline, ctx.metrics) : pipeline),
+    sink: ctx.metrics ? meteredSink(pipeline, ctx.metrics) : pipeline,
     commands: delivery,
+    identified: (device, protocol) => protocols.record(device.id, protocol),
     host: config.host,
     idleTimeoutMs: config.statusTimeout * 1000,
     connectionsPerIp: config.ingest.connectionsPerIp,

@@ -1,10 +1,9 @@
-import type { IngestSink } from '../ingest/sink.ts';
 import type { CommandRepository } from './repository.ts';
 
 /**
- * The protocol each device speaks (what `types` and `send` go by): recorded by the sink in front of ingestion, once per
- * device and process unless it changes, before the device's first message is stored; read from memory where this
- * process has seen the device, else from the table.
+ * The protocol each device speaks (what `types` and `send` go by): recorded when a listener identifies the device, once
+ * per device and process unless it changes, before any of its messages is stored; read from memory where this process
+ * has seen the device, else from the table.
  */
 export class ProtocolMemory {
   readonly #repository: CommandRepository;
@@ -24,19 +23,10 @@ export class ProtocolMemory {
     this.#known.delete(deviceId);
   }
 
-  /** `sink` with every accepted message's protocol recorded first. */
-  recording(sink: IngestSink): IngestSink {
-    return {
-      identify: (uniqueId) => sink.identify(uniqueId),
-      connected: (device) => sink.connected(device),
-      disconnected: (device) => sink.disconnected(device),
-      accept: async (device, protocol, message, receivedAt) => {
-        if (this.#known.get(device.id) !== protocol) {
-          await this.#repository.setProtocol(device.id, protocol, this.#now());
-          this.#known.set(device.id, protocol);
-        }
-        return sink.accept(device, protocol, message, receivedAt);
-      },
-    };
+  /** The device identified itself over `protocol`: stored when it is news to this process. */
+  async record(deviceId: number, protocol: string): Promise<void> {
+    if (this.#known.get(deviceId) === protocol) return;
+    await this.#repository.setProtocol(deviceId, protocol, this.#now());
+    this.#known.set(deviceId, protocol);
   }
 }

@@ -7,11 +7,10 @@ import type { UserAccess, UserDirectory } from '../../auth/users/directory.ts';
 import { authorize } from '../../devices/access.ts';
 import type { DeviceAccessApi } from '../../devices/access.ts';
 import { AppError } from '../errors.ts';
-import { TCP_PROTOCOLS } from '../ingest/listeners.ts';
-import type { DeviceProtocol } from '../ingest/listeners.ts';
 import { COMMAND_TYPES } from '../protocols/command-types.ts';
 import type { CommandEncoder, CommandType } from '../protocols/command-types.ts';
 import { ProtocolError } from '../protocols/types.ts';
+import { PROTOCOL_REGISTRY, protocolEntry } from '../protocols/registry.ts';
 import { invalidQuery, parseTime } from '../query.ts';
 import type { CommandDelivery } from './delivery.ts';
 import type { ProtocolMemory } from './protocol-memory.ts';
@@ -68,12 +67,12 @@ export function supportedTypes(protocol: string | undefined): readonly CommandTy
 }
 
 function encoderOf(protocol: string): CommandEncoder | undefined {
-  return protocol in TCP_PROTOCOLS ? TCP_PROTOCOLS[protocol as Exclude<DeviceProtocol, 'osmand'>].commands : undefined;
+  return protocolEntry(protocol)?.decoder?.commands;
 }
 
 /** Every type some protocol can send. */
 const ANY_PROTOCOL_TYPES: readonly CommandType[] = COMMAND_TYPES.filter((type) =>
-  Object.values(TCP_PROTOCOLS).some((protocol) => protocol.commands?.supports.includes(type)),
+  PROTOCOL_REGISTRY.some((entry) => encoderOf(entry.name)?.supports.includes(type)),
 );
 
 /** The commands API (DESIGN §5.7): who may send what, saved commands, history. Delivery does the sending. */

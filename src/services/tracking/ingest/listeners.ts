@@ -1,49 +1,14 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { listenAsConfigured } from '../../../platform/listen-errors.ts';
-import { gl200Protocol } from '../protocols/gl200.ts';
-import { gt06Protocol } from '../protocols/gt06.ts';
-import { galileoProtocol } from '../protocols/galileo.ts';
-import { gps103Protocol } from '../protocols/gps103.ts';
-import { h02Protocol } from '../protocols/h02.ts';
-import { jt808Protocol } from '../protocols/jt808.ts';
-import { meitrackProtocol } from '../protocols/meitrack.ts';
-import { ruptelaProtocol } from '../protocols/ruptela.ts';
-import { suntechProtocol } from '../protocols/suntech.ts';
-import { tk103Protocol } from '../protocols/tk103.ts';
-import { teltonikaProtocol } from '../protocols/teltonika.ts';
-import { watchProtocol } from '../protocols/watch.ts';
-import { wialonProtocol } from '../protocols/wialon.ts';
-import type { TcpProtocol, TcpProtocolName } from '../protocols/types.ts';
+import { protocolEntry } from '../protocols/registry.ts';
+import type { DeviceProtocol, Transport } from '../protocols/registry.ts';
 import { ConnectionsPerAddress } from './connection-limit.ts';
 import { listenOsmAnd } from './osmand-server.ts';
-import type { IngestSink } from './sink.ts';
+import type { IngestDevice, IngestSink } from './sink.ts';
 import { listenTcp } from './tcp-server.ts';
 import type { Listener } from './tcp-server.ts';
-import type { CommandChannel } from '../commands/delivery.ts';
+import type { CommandChannel } from './device-link.ts';
 import { listenUdp } from './udp-server.ts';
-
-/** The protocols a process can listen for, each on its Traccar port (`<NAME>_PORT`). */
-export const DEVICE_PROTOCOLS = ['osmand', 'gt06', 'teltonika', 'h02', 'jt808', 'gps103', 'tk103', 'wialon', 'watch', 'meitrack', 'suntech', 'ruptela', 'galileo', 'gl200'] as const satisfies readonly ('osmand' | TcpProtocolName)[];
-export type DeviceProtocol = (typeof DEVICE_PROTOCOLS)[number];
-
-export const TCP_PROTOCOLS: Record<Exclude<DeviceProtocol, 'osmand'>, TcpProtocol> = {
-  gt06: gt06Protocol,
-  teltonika: teltonikaProtocol,
-  h02: h02Protocol,
-  jt808: jt808Protocol,
-  gps103: gps103Protocol,
-  tk103: tk103Protocol,
-  wialon: wialonProtocol,
-  watch: watchProtocol,
-  meitrack: meitrackProtocol,
-  suntech: suntechProtocol,
-  ruptela: ruptelaProtocol,
-  galileo: galileoProtocol,
-  gl200: gl200Protocol,
-};
-
-/** Protocols whose devices commonly report over UDP too: they also get a UDP listener on the same port. */
-export const UDP_PROTOCOLS: ReadonlySet<DeviceProtocol> = new Set<DeviceProtocol>(['gps103', 'tk103', 'wialon', 'meitrack', 'gl200']);
 
 export interface DeviceListenersOptions {
   sink: IngestSink;
@@ -57,12 +22,17 @@ export interface DeviceListenersOptions {
   logLevel: string;
   /** Offered the TCP connections, for commands. */
   commands?: CommandChannel;
+  /**
+   * Told the protocol of each device a listener identifies, before any of its messages is stored (commands go by it).
+   * Once per TCP connection, so the decoded frames that follow never pass through it.
+   */
+  identified?: (device: IngestDevice, protocol: DeviceProtocol) => Promise<void>;
 }
 
 /** The open device listeners of a process, all feeding one sink. */
 export class DeviceListeners {
   readonly #options: DeviceListenersOptions;
-  readonly #open: { protocol: DeviceProtocol; listener: Listener }[] = [];
+  readonly #open: { protocol: DeviceProtocol; transport: Transport; listener: Listener }[] = [];
   readonly #connectionsPerAddress: ConnectionsPerAddress;
 
   constructor(options: DeviceListenersOptions) {
@@ -75,24 +45,49 @@ export class DeviceListeners {
    * already taken fails with a ConfigError naming the protocol's variable (`<NAME>_PORT`).
    */
   async listen(protocol: DeviceProtocol, port: number): Promise<number> {
-    const { sink, host, log } = this.#options;
+    const { host, log } = this.#options;
+    const sink = this.#sinkFor(protocol);
     const connectionsPerAddress = this.#connectionsPerAddress;
-    const settings = { portVariable: `${protocol.toUpperCase()}_PORT`, port, hostVariable: 'HOST', host };
-    const udpProtocol = protocol !== 'osmand' && UDP_PROTOCOLS.has(protocol) ? TCP_PROTOCOLS[protocol] : undefined;
-    const listener = await listenAsConfigured({ ...settings, transport: udpProtocol ? 'TCP' : undefined }, () =>
-      protocol === 'osmand'
-        ? listenOsmAnd({ port, host, sink, log, logLevel: this.#options.logLevel, connectionsPerAddress })
-        : listenTcp({ protocol: TCP_PROTOCOLS[protocol], port, host, sink, log, idleTimeoutMs: this.#options.idleTimeoutMs, connectionsPerAddress, commands: this.#options.commands }),
+    const entry = protocolEntry(protocol);
+    if (!entry) throw new Error(`no protocol ${protocol} in the registry`);
+    const settings = { portVariable: entry.port.variable, port, hostVariable: 'HOST', host };
+    const { decoder, transports } = entry;
+    const udp = decoder && transports.includes('udp');
+    const listener = await listenAsConfigured({ ...settings, transport: udp ? 'TCP' : undefined }, () =>
+      decoder
+        ? listenTcp({ protocol: decoder, port, host, sink, log, idleTimeoutMs: this.#options.idleTimeoutMs, connectionsPerAddress, commands: this.#options.commands })
+        : listenOsmAnd({ port, host, sink, log, logLevel: this.#options.logLevel, connectionsPerAddress }),
     );
-    this.#open.push({ protocol, listener });
-    if (udpProtocol) {
+    this.#open.push({ protocol, transport: decoder ? 'tcp' : 'http', listener });
+    if (udp) {
       // Same port number as the TCP listener, so a free port taken for TCP is the UDP port too.
-      const udp = await listenAsConfigured({ ...settings, port: listener.port, transport: 'UDP' }, () =>
-        listenUdp({ protocol: udpProtocol, port: listener.port, host, sink, log }),
+      const udpListener = await listenAsConfigured({ ...settings, port: listener.port, transport: 'UDP' }, () =>
+        listenUdp({ protocol: decoder, port: listener.port, host, sink, log }),
       );
-      this.#open.push({ protocol, listener: udp });
+      this.#open.push({ protocol, transport: 'udp', listener: udpListener });
     }
     return listener.port;
+  }
+
+  /** The sink as the protocol's listeners see it: `identified` is told of each device they identify. */
+  #sinkFor(protocol: DeviceProtocol): IngestSink {
+    const { sink, identified } = this.#options;
+    if (!identified) return sink;
+    return {
+      identify: async (uniqueId) => {
+        const device = await sink.identify(uniqueId);
+        if (device) await identified(device, protocol);
+        return device;
+      },
+      accept: (device, name, message, receivedAt) => sink.accept(device, name, message, receivedAt),
+      connected: (device) => sink.connected(device),
+      disconnected: (device) => sink.disconnected(device),
+    };
+  }
+
+  /** The listeners open now, by protocol and transport. */
+  opened(): { protocol: DeviceProtocol; transport: Transport; port: number }[] {
+    return this.#open.map(({ protocol, transport, listener }) => ({ protocol, transport, port: listener.port }));
   }
 
   /** Stops accepting and closes every device connection. */

@@ -1,7 +1,7 @@
 import { Counter, Gauge } from 'prom-client';
 import type { Registry } from 'prom-client';
 import { IMPLAUSIBLE_VALUE_REASONS } from '../protocols/plausibility.ts';
-import { DEVICE_PROTOCOLS } from './listeners.ts';
+import { DEVICE_PROTOCOLS } from '../protocols/registry.ts';
 import type { IngestSink } from './sink.ts';
 
 /**

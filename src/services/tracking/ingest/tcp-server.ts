@@ -4,7 +4,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { enforcePlausibility } from '../protocols/plausibility.ts';
 import { ProtocolError } from '../protocols/types.ts';
 import type { ConnectionState, DecodedMessage, TcpProtocol } from '../protocols/types.ts';
-import type { CommandChannel, DeviceLink } from '../commands/delivery.ts';
+import type { CommandChannel, DeviceLink } from './device-link.ts';
 import type { ConnectionsPerAddress } from './connection-limit.ts';
 import { ReceiveBuffer } from './receive-buffer.ts';
 import { DeviceRefusedError } from './sink.ts';

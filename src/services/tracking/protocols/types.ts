@@ -56,13 +56,8 @@ export interface ConnectionState {
   watchScan?: { scanned: number; depth: number }; // how far the partial watch frame at the buffer's start was scanned
 }
 
-export const TCP_PROTOCOL_NAMES = [
-  'gt06', 'teltonika', 'h02', 'jt808', 'gps103', 'tk103', 'gl200', 'meitrack', 'suntech', 'wialon', 'watch', 'ruptela', 'galileo',
-] as const;
-export type TcpProtocolName = (typeof TCP_PROTOCOL_NAMES)[number];
-
 export interface TcpProtocol {
-  name: TcpProtocolName;
+  name: string; // its registry entry's name (registry.ts)
   // Splits a connection's accumulated bytes into whole frames. Returns the frames found and how many bytes they used;
   // leaves a partial frame for the next read. Throws ProtocolError when the buffer starts with bytes that can never be a
   // frame (garbage); garbage after whole frames is left unconsumed so the next call throws.

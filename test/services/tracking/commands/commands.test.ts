@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Kysely } from 'kysely';
 import { request } from 'undici';
-import { osmAndQuery } from '../../../../src/services/tracking/protocols/encoders.ts';
+import { osmAndQuery } from '../../../../src/cli/simulator/encoders.ts';
 import type { TrackingTables } from '../../../../src/services/tracking/tables.ts';
 import { assertError } from '../../../support/api.ts';
 import { describeEachEngine } from '../../../support/engines.ts';

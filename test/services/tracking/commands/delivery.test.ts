@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import type { Kysely } from 'kysely';
 import { CommandDelivery } from '../../../../src/services/tracking/commands/delivery.ts';
-import type { DeviceLink } from '../../../../src/services/tracking/commands/delivery.ts';
+import type { DeviceLink } from '../../../../src/services/tracking/ingest/device-link.ts';
 import { CommandRepository } from '../../../../src/services/tracking/commands/repository.ts';
 import type { CommandRow, NewCommand } from '../../../../src/services/tracking/commands/repository.ts';
 import { gt06Protocol } from '../../../../src/services/tracking/protocols/gt06.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import type { CommandProtocol } from '../../../../src/services/tracking/protocols/device-commands.ts';
-import { deviceAnswer, isServerCommand, serverFrameLength } from '../../../../src/services/tracking/protocols/device-commands.ts';
+import type { CommandProtocol } from '../../../../src/cli/simulator/device-commands.ts';
+import { deviceAnswer, isServerCommand, serverFrameLength } from '../../../../src/cli/simulator/device-commands.ts';
 import {
   gps103Heartbeat,
   gps103Location,
@@ -14,8 +14,8 @@ import {
   jt808Register,
   teltonikaAvlPacket,
   teltonikaHandshake,
-} from '../../../../src/services/tracking/protocols/encoders.ts';
-import type { DeviceFix } from '../../../../src/services/tracking/protocols/encoders.ts';
+} from '../../../../src/cli/simulator/encoders.ts';
+import type { DeviceFix } from '../../../../src/cli/simulator/encoders.ts';
 
 export const FIX: DeviceFix = { time: new Date(Date.UTC(2025, 2, 1)), latitude: 52.5, longitude: 13.4, altitude: 30, speed: 10, course: 90, valid: true };
 

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { Agent, request } from 'undici';
 import { ConnectionsPerAddress } from '../../../../src/services/tracking/ingest/connection-limit.ts';
 import { ReceiveBuffer } from '../../../../src/services/tracking/ingest/receive-buffer.ts';
-import { gt06Login, osmAndQuery, teltonikaHandshake } from '../../../../src/services/tracking/protocols/encoders.ts';
+import { gt06Login, osmAndQuery, teltonikaHandshake } from '../../../../src/cli/simulator/encoders.ts';
 import { testEngines } from '../../../support/engines.ts';
 import { eventually } from '../../../support/eventually.ts';
 import { startTestServer } from '../../../support/server.ts';

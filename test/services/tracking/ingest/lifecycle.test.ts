@@ -5,7 +5,7 @@ import { request } from 'undici';
 import { EventBus } from '../../../../src/platform/bus.ts';
 import { createDevicesModule } from '../../../../src/services/devices/module.ts';
 import { createTrackingModule } from '../../../../src/services/tracking/module.ts';
-import { osmAndQuery, teltonikaAvlPacket, teltonikaHandshake } from '../../../../src/services/tracking/protocols/encoders.ts';
+import { osmAndQuery, teltonikaAvlPacket, teltonikaHandshake } from '../../../../src/cli/simulator/encoders.ts';
 import type { TrackingTables } from '../../../../src/services/tracking/tables.ts';
 import { describeEachEngine } from '../../../support/engines.ts';
 import { instanceContext, startTestServer } from '../../../support/server.ts';

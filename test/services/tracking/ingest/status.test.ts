@@ -4,7 +4,7 @@ import { request } from 'undici';
 import { EventBus } from '../../../../src/platform/bus.ts';
 import { createDevicesModule } from '../../../../src/services/devices/module.ts';
 import { createTrackingModule } from '../../../../src/services/tracking/module.ts';
-import { osmAndQuery, teltonikaAvlPacket, teltonikaHandshake } from '../../../../src/services/tracking/protocols/encoders.ts';
+import { osmAndQuery, teltonikaAvlPacket, teltonikaHandshake } from '../../../../src/cli/simulator/encoders.ts';
 import { describeEachEngine } from '../../../support/engines.ts';
 import { instanceContext, startTestServer } from '../../../support/server.ts';
 import type { TestLogin, TestServer } from '../../../support/server.ts';

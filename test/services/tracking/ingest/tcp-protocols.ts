@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { galileoHead, galileoRecord, gl200Heartbeat, gl200Location, gps103Heartbeat, gps103Location, gps103Login, gt06Location, gt06Login, meitrackAac, meitrackLocation, ruptelaIdentification, ruptelaRecords, suntechLocation, h02Location, jt808Auth, jt808Location, jt808Register, teltonikaAvlPacket, teltonikaHandshake, tk103Location, tk103Login, watchLink, watchLocation, wialonData, wialonLogin } from '../../../../src/services/tracking/protocols/encoders.ts';
-import type { DeviceFix } from '../../../../src/services/tracking/protocols/encoders.ts';
-import type { DeviceProtocol } from '../../../../src/services/tracking/ingest/listeners.ts';
+import { galileoHead, galileoRecord, gl200Heartbeat, gl200Location, gps103Heartbeat, gps103Location, gps103Login, gt06Location, gt06Login, meitrackAac, meitrackLocation, ruptelaIdentification, ruptelaRecords, suntechLocation, h02Location, jt808Auth, jt808Location, jt808Register, teltonikaAvlPacket, teltonikaHandshake, tk103Location, tk103Login, watchLink, watchLocation, wialonData, wialonLogin } from '../../../../src/cli/simulator/encoders.ts';
+import type { DeviceFix } from '../../../../src/cli/simulator/encoders.ts';
+import type { DeviceProtocol } from '../../../../src/services/tracking/protocols/registry.ts';
 import type { DeviceConnection } from './support.ts';
 
 /**

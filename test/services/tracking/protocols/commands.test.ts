@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { crc16Ibm, crc16X25 } from '../../../../src/services/tracking/protocols/checksum.ts';
-import { isServerCommand, serverFrameLength } from '../../../../src/services/tracking/protocols/device-commands.ts';
-import { jt808Location } from '../../../../src/services/tracking/protocols/encoders.ts';
+import { isServerCommand, serverFrameLength } from '../../../../src/cli/simulator/device-commands.ts';
+import { jt808Location } from '../../../../src/cli/simulator/encoders.ts';
 import type { CommandType, DeviceCommand } from '../../../../src/services/tracking/protocols/command-types.ts';
 import { gt06CommandFrame, gt06Commands } from '../../../../src/services/tracking/protocols/gt06-commands.ts';
 import { gt06Protocol } from '../../../../src/services/tracking/protocols/gt06.ts';

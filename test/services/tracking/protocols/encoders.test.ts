@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import type { DeviceFix } from '../../../../src/services/tracking/protocols/encoders.ts';
+import type { DeviceFix } from '../../../../src/cli/simulator/encoders.ts';
 import {
   gt06Location,
   gt06Login,
@@ -9,7 +9,7 @@ import {
   osmAndQuery,
   teltonikaAvlPacket,
   teltonikaHandshake,
-} from '../../../../src/services/tracking/protocols/encoders.ts';
+} from '../../../../src/cli/simulator/encoders.ts';
 import { gt06Protocol } from '../../../../src/services/tracking/protocols/gt06.ts';
 import { h02Protocol } from '../../../../src/services/tracking/protocols/h02.ts';
 import { decodeOsmAnd } from '../../../../src/services/tracking/protocols/osmand.ts';
