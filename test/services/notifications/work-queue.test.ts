@@ -16,7 +16,7 @@ import { freePort } from '../../support/ports.ts';
 import { scaledOutEnv, startTestServer } from '../../support/server.ts';
 import type { TestLogin, TestServer } from '../../support/server.ts';
 import { Client } from '../devices/helpers.ts';
-import { deliveries, WebhookReceiver } from './helpers.ts';
+import { WebhookReceiver } from './helpers.ts';
 
 const HANDLER_TIMEOUT_MS = 1000;
 
@@ -211,24 +211,38 @@ for (const engine of testEngines()) {
 
       // The first instance's handling takes four leases before it sends; every worker polls meanwhile.
       await second?.notifications!.worker.stop();
+      // Every handling of the delivery asks for its device: counted on both instances.
+      let handlings = 0;
+      const secondApi = second && (second.devices as DevicesModule).api;
+      const secondGetDevices = secondApi?.getDevices;
+      if (secondApi && secondGetDevices) {
+        secondApi.getDevices = async (ids) => {
+          handlings += 1;
+          return secondGetDevices(ids);
+        };
+      }
       const api = (first.devices as DevicesModule).api;
       const getDevices = api.getDevices;
       api.getDevices = async (ids) => {
+        handlings += 1;
         await sleep(2400);
         return getDevices(ids);
       };
       try {
         await first.tracking!.api.storeEvents([{ type: 'alarm', eventTime: Date.now(), deviceId: device, attributes: { alarm: 'sos' } }]);
         await first.outbox!.drainNow();
-        await eventually(async () => (await first.database!.db.selectFrom('notification_deliveries').select('claimed_at').executeTakeFirst())?.claimed_at != null, 'the first instance claimed it', 10_000);
+        const claimedAt = async () => (await first.database!.db.selectFrom('notification_deliveries').select('claimed_at').executeTakeFirst())?.claimed_at ?? null;
+        await eventually(async () => (await claimedAt()) !== null, 'the first instance claimed it', 10_000);
         second?.notifications!.worker.start();
         await eventually(() => receiver.deliveryIds().length === 1, 'sent', 20_000);
         // The workers keep polling: a lapsed lease would have let one send the delivery again by now.
         await sleep(1500);
       } finally {
         api.getDevices = getDevices;
+        if (secondApi && secondGetDevices) secondApi.getDevices = secondGetDevices;
       }
       assert.equal(receiver.received.length, 1, 'one call');
+      assert.equal(handlings, 1, 'handled once, by the instance that claimed it: its lease never lapsed');
       const row = await first.database!.db.selectFrom('notification_deliveries').select(['state', 'claims']).executeTakeFirstOrThrow();
       assert.deepEqual([row.state, Number(row.claims)], ['sent', 0]);
     });
