@@ -158,7 +158,7 @@ export async function createNotificationsModule(ctx: ModuleContext, deps: Notifi
   bus.on('notifications.deliveries.queued', () => worker.wake());
   // An administrator's retry of a dead-lettered delivery, wherever it was asked: this process takes it back at once.
   bus.on(DEAD_LETTER_RETRY_TOPIC, ({ queue }) => {
-    if (queue === DELIVERIES_QUEUE) worker.wake();
+    if (queue === DELIVERIES_QUEUE) worker.retryRequested();
   });
 
   return {

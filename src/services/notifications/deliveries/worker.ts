@@ -26,6 +26,7 @@ const CLAIM_SIZE = 100;
 /** Done deliveries one prune statement deletes; the prune pauses four times as long as each took. */
 const PRUNE_CHUNK = 500;
 const PRUNE_EVERY_MS = 10 * 60_000;
+const RESTORE_EVERY_MS = 1000;
 
 /** The webhook calls one user's deliveries make per minute at most (NOTIFY_WEBHOOK_RATE); the rest wait for the next minute. */
 export function webhookRule(perMinute: number): RateRule {
@@ -100,6 +101,8 @@ export class DeliveryWorker {
   #draining: Promise<unknown> | undefined;
   #again = false;
   #stopped = true;
+  /** When the next pass looks for dead letters an administrator asked to retry: once a second at most, at once after a hint. */
+  #nextRestore = 0;
 
   constructor(options: WorkerOptions) {
     this.#options = options;
@@ -202,9 +205,19 @@ export class DeliveryWorker {
   }
 
   /** Claims what is due by `dueBy` (by default, at each claim) while anything is claimed and there is room; answers how many it took. */
+  /** An administrator asked to retry a dead-lettered delivery: the next pass takes it back. */
+  retryRequested(): void {
+    this.#nextRestore = 0;
+    this.wake();
+  }
+
   async #drain(dueBy?: number): Promise<number> {
+    // Not at every pass: passes follow each finished send, and taking letters back is a write.
     const now = this.#now();
-    await this.#options.repository.restoreRequested(this.#channels(), now, CLAIM_SIZE, now + this.#options.retryWindowMs);
+    if (dueBy !== undefined || now >= this.#nextRestore) {
+      this.#nextRestore = now + RESTORE_EVERY_MS;
+      await this.#options.repository.restoreRequested(this.#channels(), now, CLAIM_SIZE, now + this.#options.retryWindowMs);
+    }
     let taken = 0;
     do {
       this.#again = false;
@@ -252,7 +265,11 @@ export class DeliveryWorker {
 
   async #renew(): Promise<void> {
     const byLease = new Map<string, number[]>();
-    for (const [id, lease] of this.#held) byLease.set(lease, [...(byLease.get(lease) ?? []), id]);
+    for (const [id, lease] of this.#held) {
+      const ids = byLease.get(lease);
+      if (ids) ids.push(id);
+      else byLease.set(lease, [id]);
+    }
     const until = this.#now() + this.#options.leaseMs;
     for (const [lease, ids] of byLease) await this.#options.repository.renew(ids, lease, until);
   }
