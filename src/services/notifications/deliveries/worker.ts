@@ -204,13 +204,13 @@ export class DeliveryWorker {
     }
   }
 
-  /** Claims what is due by `dueBy` (by default, at each claim) while anything is claimed and there is room; answers how many it took. */
   /** An administrator asked to retry a dead-lettered delivery: the next pass takes it back. */
   retryRequested(): void {
     this.#nextRestore = 0;
     this.wake();
   }
 
+  /** Claims what is due by `dueBy` (by default, at each claim) while anything is claimed and there is room; answers how many it took. */
   async #drain(dueBy?: number): Promise<number> {
     // Not at every pass: passes follow each finished send, and taking letters back is a write.
     const now = this.#now();
