@@ -75,6 +75,12 @@ export class DeadLetterRepository extends TableAccess<DeadLetterTables> {
     return rows.sort((a, b) => Number(a.id) - Number(b.id));
   }
 
+  /** Deletes the letter of `queue`'s row `sourceId`, in the caller's transaction: the queue's owner took the work back another way. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the queue store's transaction, over its own tables too
+  static async discard(trx: Kysely<any>, queue: string, sourceId: number): Promise<void> {
+    await (trx as Kysely<DeadLetterTables>).deleteFrom('dead_letters').where('queue', '=', queue).where('source_id', '=', sourceId).execute();
+  }
+
   async list(filter: DeadLetterFilter, offset: number, limit: number): Promise<{ rows: DeadLetterRow[]; total: number }> {
     let query = this.db.selectFrom('dead_letters');
     if (filter.queue !== undefined) query = query.where('queue', '=', filter.queue);

@@ -187,9 +187,7 @@ export class WorkQueue<I extends WorkItem> {
   private async runClaim(claimed: readonly I[], lease: string): Promise<void> {
     const { store, log } = this.options;
     const held = new Set(claimed.map((item) => item.id));
-    const renewal = setInterval(() => {
-      store.renew([...held], lease, Date.now() + this.settings.leaseMs).catch((error: unknown) => log.warn({ err: error, queue: this.name }, 'work queue: renewing a lease failed'));
-    }, Math.max(1, Math.floor(this.settings.leaseMs / 3)));
+    const stopRenewing = renewEvery(this.settings.leaseMs, () => store.renew([...held], lease, Date.now() + this.settings.leaseMs), log, this.name);
     try {
       const succeeded: number[] = [];
       for (const item of claimed) {
@@ -202,7 +200,7 @@ export class WorkQueue<I extends WorkItem> {
       for (const id of succeeded) held.delete(id);
       if (held.size > 0) await store.release([...held], lease, Date.now());
     } finally {
-      clearInterval(renewal);
+      stopRenewing();
     }
   }
 
@@ -233,27 +231,50 @@ export class WorkQueue<I extends WorkItem> {
       return 'failed';
     }
     log.error(context, timedOut ? 'work queue: a handler timed out; retrying' : 'work queue: a handler failed; retrying');
-    const delay = Math.min(MAX_RETRY_MS, this.firstRetryMs * 2 ** Math.min(item.attempts - 1, 16));
-    await store.retryLater(item.id, lease, Date.now() + delay, message);
+    await store.retryLater(item.id, lease, Date.now() + retryDelay(this.firstRetryMs, item.attempts), message);
     metrics?.failed(this.name, item.consumer, timedOut ? 'timeout' : 'retry');
     return 'failed';
   }
 
   private async withTimeout(item: I): Promise<void> {
-    const ms = this.settings.handlerTimeoutMs;
     const abort = new AbortController();
     this.current = abort;
-    let timer: NodeJS.Timeout | undefined;
-    // Settles only when the signal aborts: at the timeout, or when the process stops.
-    const aborted = new Promise<never>((_resolve, reject) => {
-      abort.signal.addEventListener('abort', () => reject(abort.signal.reason as Error), { once: true });
-      timer = setTimeout(() => abort.abort(new HandlerTimeoutError(ms)), ms);
-    });
     try {
-      await Promise.race([Promise.resolve().then(() => this.options.handle(item, abort.signal)), aborted]);
+      await runWithTimeout(this.settings.handlerTimeoutMs, abort, (signal) => this.options.handle(item, signal));
     } finally {
-      clearTimeout(timer);
       this.current = undefined;
     }
   }
+}
+
+/**
+ * Runs `run` with `abort`'s signal, which aborts past `ms` with a HandlerTimeoutError; rejects with
+ * the signal's reason as soon as it aborts (the timeout, or the caller's stop) even if `run` does
+ * not listen. Every queue's handler runs through it.
+ */
+export async function runWithTimeout<T>(ms: number, abort: AbortController, run: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  // Settles only when the signal aborts: at the timeout, or when the caller stops it.
+  const aborted = new Promise<never>((_resolve, reject) => {
+    abort.signal.addEventListener('abort', () => reject(abort.signal.reason as Error), { once: true });
+    timer = setTimeout(() => abort.abort(new HandlerTimeoutError(ms)), ms);
+  });
+  try {
+    return await Promise.race([Promise.resolve().then(() => run(abort.signal)), aborted]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Calls `renew` every third of `leaseMs` until the returned function is called: a claim's holder keeps its items while it lives. */
+export function renewEvery(leaseMs: number, renew: () => Promise<void>, log: FastifyBaseLogger, queue: string): () => void {
+  const timer = setInterval(() => {
+    renew().catch((error: unknown) => log.warn({ err: error, queue }, 'work queue: renewing a lease failed'));
+  }, Math.max(1, Math.floor(leaseMs / 3)));
+  return () => clearInterval(timer);
+}
+
+/** The delay before an item's next try after `attempts` failed ones: `firstMs` doubling up to a minute. */
+export function retryDelay(firstMs: number, attempts: number): number {
+  return Math.min(MAX_RETRY_MS, firstMs * 2 ** Math.min(attempts - 1, 16));
 }

@@ -6,6 +6,7 @@ import { registerUserCountsRoute, remoteUserCounts } from '../../platform/http/u
 import type { UserCounts } from '../../platform/http/user-counts.ts';
 import { createMailer } from '../../platform/mail.ts';
 import { chooseRateLimiter } from '../../platform/rate-limit.ts';
+import { DEAD_LETTER_RETRY_TOPIC } from '../../platform/work/dead-letter-service.ts';
 import type { UserDirectory } from '../auth/users/directory.ts';
 import type { Entitlement } from '../billing/entitlement.ts';
 import type { DeviceAccessApi } from '../devices/access.ts';
@@ -29,7 +30,7 @@ import type { PushKind, PushSender } from './push/push-sender.ts';
 import { createPushSenders } from './push/senders.ts';
 import type { PushSenders as ConfiguredPushSenders } from './push/senders.ts';
 import { WebPushSender } from './push/webpush.ts';
-import { NotificationsRepository } from './repository.ts';
+import { DELIVERIES_QUEUE, NotificationsRepository } from './repository.ts';
 import { notificationsRouteAccess } from './route-access.ts';
 import { registerNotificationRoutes } from './routes.ts';
 import { RuleService } from './rules.ts';
@@ -129,6 +130,9 @@ export async function createNotificationsModule(ctx: ModuleContext, deps: Notifi
     retryDelayMs: settings.retryDelayMs,
     leaseMs: settings.leaseMs,
     sendTimeoutMs: settings.sendTimeoutMs,
+    work: config.work,
+    retryWindowMs: settings.retryWindowMs,
+    queueMetrics: ctx.queueMetrics,
     perUser: settings.userConcurrency,
     perHost: settings.hostConcurrency,
     webhookRatePerMinute: settings.webhookRatePerMinute,
@@ -162,6 +166,10 @@ export async function createNotificationsModule(ctx: ModuleContext, deps: Notifi
   // Stored events are never published as the fact itself: their live hint wakes the outbox at once.
   bus.on('tracking.events.created', () => ctx.outbox.wake());
   bus.on('notifications.deliveries.queued', () => worker.wake());
+  // An administrator's retry of a dead-lettered delivery, wherever it was asked: this process takes it back at once.
+  bus.on(DEAD_LETTER_RETRY_TOPIC, ({ queue }) => {
+    if (queue === DELIVERIES_QUEUE) worker.retryRequested();
+  });
 
   return {
     name: 'notifications',

@@ -3,6 +3,8 @@ import type { Expression, Insertable, Kysely, RawBuilder, Selectable } from 'kys
 import type { Database } from '../../platform/db/database.ts';
 import { lockKey } from '../../platform/db/locks.ts';
 import { TableAccess } from '../../platform/db/table-access.ts';
+import { DeadLetterRepository } from '../../platform/work/dead-letters.ts';
+import type { QueueDepth } from '../../platform/work/queue.ts';
 import type { NotificationsTables } from './tables.ts';
 
 export type RuleRow = Selectable<NotificationsTables['notification_rules']>;
@@ -23,6 +25,8 @@ export interface RuleFields {
   calendarId: number | null;
 }
 
+/** The deliveries' queue name: their dead letters' `queue` and their metrics' label (the consumer is the channel). */
+export const DELIVERIES_QUEUE = 'deliveries';
 const ID_CHUNK = 1000;
 /** Deliveries one insert writes: 200 rows of 20 columns stay far below SQLite's bound-parameter limit. */
 const QUEUE_CHUNK = 200;
@@ -287,9 +291,10 @@ export class NotificationsRepository extends TableAccess<NotificationsTables> {
    * front of another's. Users and webhook hosts at their concurrency in this process are skipped, not
    * claimed and put back: `room` says how many more each may take. Concurrent workers on PostgreSQL
    * each update only rows still due, so none is claimed twice; SQLite has a single writer. A worker
-   * that dies holding one leaves it to be claimed again when the lease ends.
+   * that dies holding one leaves it to be claimed again when the lease ends. Each claim writes its
+   * `lease` and counts one on `claims`, which an outcome gives back.
    */
-  async claim(now: number, leaseMs: number, limit: number, room: ClaimRoom): Promise<DeliveryRow[]> {
+  async claim(now: number, leaseMs: number, limit: number, room: ClaimRoom, lease: string): Promise<DeliveryRow[]> {
     const fullUsers = [...room.users].filter(([, free]) => free <= 0).map(([user]) => user);
     const fullHosts = [...room.hosts].filter(([, free]) => free <= 0).map(([host]) => host);
     const userRoom = roomFor(sql.ref('user_id'), [...room.users].filter(([, free]) => free > 0), room.perUser);
@@ -297,7 +302,7 @@ export class NotificationsRepository extends TableAccess<NotificationsTables> {
     const skipUsers = fullUsers.length > 0 ? sql`and user_id not in (${sql.join(fullUsers)})` : sql``;
     const skipHosts = fullHosts.length > 0 ? sql`and (host is null or host not in (${sql.join(fullHosts)}))` : sql``;
     const result = await sql<DeliveryRow>`
-      update notification_deliveries set available_at = ${now + leaseMs}, claimed_at = ${now}
+      update notification_deliveries set available_at = ${now + leaseMs}, claimed_at = ${now}, lease = ${lease}, claims = claims + 1
       where id in (
         select id from (
           select id, user_id, host, available_at,
@@ -389,33 +394,109 @@ export class NotificationsRepository extends TableAccess<NotificationsTables> {
     return Number(row?.count ?? 0);
   }
 
-  async markSent(id: number, now: number): Promise<void> {
-    await this.db.updateTable('notification_deliveries').set({ state: 'sent', sent_at: now, last_error: null }).where('id', '=', id).execute();
+  /** Pushes the lease of the deliveries a claim still holds to `until`. */
+  async renew(ids: readonly number[], lease: string, until: number): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db.updateTable('notification_deliveries').set({ available_at: until }).where('id', 'in', ids).where('lease', '=', lease).where('state', '=', 'pending').execute();
   }
 
-  /** Another try at `at`, counting the attempt; `at` undefined: failed for good. */
-  async markFailed(id: number, error: string, at: number | undefined): Promise<void> {
-    await this.db
-      .updateTable('notification_deliveries')
+  async markSent(id: number, lease: string, now: number): Promise<void> {
+    await this.#held(id, lease).set({ state: 'sent', sent_at: now, last_error: null, claims: 0 }).execute();
+  }
+
+  /** The endpoint's answer calls for another try at `at`, counting the attempt; `at` undefined: failed for good. */
+  async markFailed(id: number, lease: string, error: string, at: number | undefined): Promise<void> {
+    await this.#held(id, lease)
       .set((eb) => ({
         state: at === undefined ? 'failed' : 'pending',
         available_at: at ?? eb.ref('available_at'),
         claimed_at: null,
         attempts: eb('attempts', '+', 1),
+        claims: 0,
         last_error: error.slice(0, 500),
       }))
-      .where('id', '=', id)
       .execute();
   }
 
   /** Not sent and not to be: its recipient lost access, its target is gone. */
-  async markDropped(id: number, reason: string): Promise<void> {
-    await this.db.updateTable('notification_deliveries').set({ state: 'dropped', last_error: reason.slice(0, 500) }).where('id', '=', id).execute();
+  async markDropped(id: number, lease: string, reason: string): Promise<void> {
+    await this.#held(id, lease).set({ state: 'dropped', last_error: reason.slice(0, 500), claims: 0 }).execute();
   }
 
-  /** Back in the queue at `at` without counting an attempt (its target is busy or its circuit open, its user over the rate). */
-  async postpone(id: number, at: number): Promise<void> {
-    await this.db.updateTable('notification_deliveries').set({ available_at: at, claimed_at: null }).where('id', '=', id).execute();
+  /** Back in the queue at `at` without counting an attempt or a claim (its target is busy or its circuit open, its user over the rate). */
+  async postpone(id: number, lease: string, at: number): Promise<void> {
+    await this.#held(id, lease)
+      .set((eb) => ({ available_at: at, claimed_at: null, claims: eb('claims', '-', 1) }))
+      .execute();
+  }
+
+  /** Its handler crashed or timed out: due again at `at`, the claim counted; the claim is over, so a handler that ends late writes nothing. */
+  async crashed(id: number, lease: string, at: number, error: string): Promise<void> {
+    await this.#held(id, lease).set({ available_at: at, claimed_at: null, lease: null, last_error: error.slice(0, 500) }).execute();
+  }
+
+  /**
+   * Its handler crashed past the cap: failed, in its owner's list, and a dead letter for the
+   * administrators (`source_id` names the delivery), in one transaction. A delivery another claim
+   * holds since is not touched.
+   */
+  async deadLetter(row: DeliveryRow, lease: string, error: string, now: number): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      const failed = await trx
+        .updateTable('notification_deliveries')
+        .set({ state: 'failed', claimed_at: null, lease: null, last_error: error.slice(0, 500) })
+        .where('id', '=', Number(row.id))
+        .where('lease', '=', lease)
+        .where('state', '=', 'pending')
+        .executeTakeFirst();
+      if (Number(failed.numUpdatedRows) === 0) return;
+      await DeadLetterRepository.insert(trx, {
+        queue: DELIVERIES_QUEUE,
+        consumer: row.channel,
+        topic: 'notification',
+        source_id: Number(row.id),
+        payload: JSON.stringify({ deliveryId: row.delivery_id, userId: Number(row.user_id), ruleId: Number(row.rule_id), eventId: Number(row.event_id) }),
+        attempts: Number(row.claims),
+        last_error: error.slice(0, 500),
+        created_at: Number(row.created_at),
+        failed_at: now,
+      });
+    });
+  }
+
+  /** Puts the dead-lettered deliveries of `channels` an administrator asked to retry back in the queue with a new retry window; how many. */
+  async restoreRequested(channels: readonly string[], now: number, limit: number, expiresAt: number): Promise<number> {
+    if (channels.length === 0) return 0;
+    return this.db.transaction().execute(async (trx) => {
+      const letters = await DeadLetterRepository.takeRequested(trx, DELIVERIES_QUEUE, channels, limit);
+      const ids = letters.flatMap((letter) => (letter.source_id === null ? [] : [Number(letter.source_id)]));
+      if (ids.length === 0) return 0;
+      await trx
+        .updateTable('notification_deliveries')
+        .set({ state: 'pending', available_at: now, claimed_at: null, lease: null, attempts: 0, claims: 0, expires_at: expiresAt })
+        .where('id', 'in', ids)
+        .where('state', '=', 'failed')
+        .execute();
+      return letters.length;
+    });
+  }
+
+  /** Deliveries waiting to be sent per channel, and since when the oldest (the queue metrics). */
+  async depth(channels: readonly string[]): Promise<QueueDepth[]> {
+    if (channels.length === 0) return [];
+    const rows = await this.db
+      .selectFrom('notification_deliveries')
+      .select(['channel', (eb) => eb.fn.countAll<number>().as('depth'), (eb) => eb.fn.min('created_at').as('oldest')])
+      .where('state', '=', 'pending')
+      .where('channel', 'in', channels)
+      .groupBy('channel')
+      .execute();
+    return rows.map((row) => ({ consumer: row.channel, depth: Number(row.depth), oldestAt: row.oldest === null ? null : Number(row.oldest) }));
+  }
+
+  /** The delivery while `lease` holds it: a claim whose lease lapsed and was taken since writes nothing. */
+  #held(id: number, lease: string) {
+    return this.db.updateTable('notification_deliveries').where('id', '=', id).where('lease', '=', lease);
   }
 
   listDeliveries(userId: number, state: string | undefined, limit: number): Promise<DeliveryRow[]> {
@@ -430,14 +511,19 @@ export class NotificationsRepository extends TableAccess<NotificationsTables> {
 
   /** A failed delivery queued again with a new retry window; false when it is not failed (any more). */
   async requeue(userId: number, id: number, now: number, expiresAt: number): Promise<boolean> {
-    const result = await this.db
-      .updateTable('notification_deliveries')
-      .set({ state: 'pending', available_at: now, claimed_at: null, attempts: 0, expires_at: expiresAt })
-      .where('id', '=', id)
-      .where('user_id', '=', userId)
-      .where('state', '=', 'failed')
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) > 0;
+    return this.db.transaction().execute(async (trx) => {
+      const result = await trx
+        .updateTable('notification_deliveries')
+        .set({ state: 'pending', available_at: now, claimed_at: null, lease: null, attempts: 0, claims: 0, expires_at: expiresAt })
+        .where('id', '=', id)
+        .where('user_id', '=', userId)
+        .where('state', '=', 'failed')
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) === 0) return false;
+      // Its owner's retry answers a dead letter too: the administrators' list no longer shows it.
+      await DeadLetterRepository.discard(trx, DELIVERIES_QUEUE, id);
+      return true;
+    });
   }
 
   /** Deliveries waiting to be sent (the queue depth metric). */

@@ -61,6 +61,10 @@ export interface NotificationsTables {
     available_at: number;
     /** Set when a worker claims it: a pending row with a future available_at and no claim is waiting for its window. */
     claimed_at: number | null;
+    /** The claim holding it (null before its first claim); every write after a claim names it. */
+    lease: string | null;
+    /** Claims since its last outcome (sent, refused, retried by its endpoint's answer): a handler that crashed or timed out; capped (QUEUE_MAX_ATTEMPTS). */
+    claims: Generated<number>;
     /** The end of its retries. */
     expires_at: number;
     created_at: number;

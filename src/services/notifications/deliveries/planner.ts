@@ -108,6 +108,7 @@ export class DeliveryPlanner {
             payload,
             attempts: 0,
             claimed_at: null,
+            lease: null,
             collapsed_into: null,
             collapse_key: COLLAPSING.has(channel) ? [userId, event.deviceId, event.type, alarm, channel, values.target].join(':') : null,
             sent_at: null,

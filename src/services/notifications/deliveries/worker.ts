@@ -1,6 +1,10 @@
 import { setImmediate as turn, setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
+import { randomToken } from '../../../platform/crypto.ts';
 import type { RateLimiter, RateRule } from '../../../platform/rate-limit.ts';
+import type { QueueMetrics } from '../../../platform/work/metrics.ts';
+import { HandlerTimeoutError, renewEvery, retryDelay, runWithTimeout } from '../../../platform/work/queue.ts';
+import type { WorkSettings } from '../../../platform/work/queue.ts';
 import type { UserDirectory } from '../../auth/users/directory.ts';
 import type { Entitlement } from '../../billing/entitlement.ts';
 import type { DeviceAccessApi } from '../../devices/access.ts';
@@ -8,6 +12,7 @@ import type { StoredEventFact } from '../../tracking/domain-events.ts';
 import { eventSeenBy } from '../channels/notification.ts';
 import type { ChannelSender, SendOutcome } from '../channels/notification.ts';
 import type { DeliveryMetrics } from '../metrics.ts';
+import { DELIVERIES_QUEUE } from '../repository.ts';
 import type { ClaimRoom, DeliveryRow, NotificationsRepository } from '../repository.ts';
 import type { Channel } from '../schemas.ts';
 import { TargetGuard } from './circuit.ts';
@@ -21,6 +26,7 @@ const CLAIM_SIZE = 100;
 /** Done deliveries one prune statement deletes; the prune pauses four times as long as each took. */
 const PRUNE_CHUNK = 500;
 const PRUNE_EVERY_MS = 10 * 60_000;
+const RESTORE_EVERY_MS = 1000;
 
 /** The webhook calls one user's deliveries make per minute at most (NOTIFY_WEBHOOK_RATE); the rest wait for the next minute. */
 export function webhookRule(perMinute: number): RateRule {
@@ -47,6 +53,11 @@ export interface WorkerOptions {
   retryDelayMs: number;
   leaseMs: number;
   sendTimeoutMs: number;
+  /** The durable-work rules every queue shares (QUEUE_MAX_ATTEMPTS, QUEUE_HANDLER_TIMEOUT): the cap on claims without an outcome, and how long one delivery's handling may take. */
+  work: Pick<WorkSettings, 'maxAttempts' | 'handlerTimeoutMs'>;
+  /** A delivery an administrator takes back from the dead letters gets a new retry window of this length. */
+  retryWindowMs: number;
+  queueMetrics?: QueueMetrics | undefined;
   /** Deliveries this process holds at once (sending, or waiting for their target), and sends per target. */
   concurrency?: number;
   perTarget?: number;
@@ -81,12 +92,17 @@ export class DeliveryWorker {
   readonly #rates: ReadonlyMap<string, ChannelRate>;
   /** Until when a user's channels are held back by a rate: `<rate name>:<user>` → end of the window. */
   readonly #holds = new Map<string, number>();
+  /** Deliveries in hand, by id: the lease of the claim that took them, renewed while they are. */
+  readonly #held = new Map<number, string>();
+  #stopRenewing: (() => void) | undefined;
   #timer: NodeJS.Timeout | undefined;
   #pruneTimer: NodeJS.Timeout | undefined;
   #pruning: Promise<number> | undefined;
   #draining: Promise<unknown> | undefined;
   #again = false;
   #stopped = true;
+  /** When the next pass looks for dead letters an administrator asked to retry: once a second at most, at once after a hint. */
+  #nextRestore = 0;
 
   constructor(options: WorkerOptions) {
     this.#options = options;
@@ -96,6 +112,12 @@ export class DeliveryWorker {
     const messages: ChannelRate = { rule: USER_MESSAGE_RULE, channels: MESSAGE_CHANNELS };
     const webhooks: ChannelRate = { rule: webhookRule(options.webhookRatePerMinute), channels: ['webhook'] };
     this.#rates = new Map([...MESSAGE_CHANNELS.map((channel) => [channel, messages] as const), ['webhook', webhooks]]);
+    options.queueMetrics?.watch(DELIVERIES_QUEUE, () => this.#channels(), (channels) => options.repository.depth(channels));
+  }
+
+  /** The channels this process sends: the consumers of the deliveries queue, for its dead letters and metrics. */
+  #channels(): string[] {
+    return [...this.#options.senders.keys()];
   }
 
   /** Until when the user's deliveries on the channel are held back by its rate; undefined when they are not. */
@@ -182,25 +204,41 @@ export class DeliveryWorker {
     }
   }
 
+  /** An administrator asked to retry a dead-lettered delivery: the next pass takes it back. */
+  retryRequested(): void {
+    this.#nextRestore = 0;
+    this.wake();
+  }
+
   /** Claims what is due by `dueBy` (by default, at each claim) while anything is claimed and there is room; answers how many it took. */
   async #drain(dueBy?: number): Promise<number> {
+    // Not at every pass: passes follow each finished send, and taking letters back is a write.
+    const now = this.#now();
+    if (dueBy !== undefined || now >= this.#nextRestore) {
+      this.#nextRestore = now + RESTORE_EVERY_MS;
+      await this.#options.repository.restoreRequested(this.#channels(), now, CLAIM_SIZE, now + this.#options.retryWindowMs);
+    }
     let taken = 0;
     do {
       this.#again = false;
       const free = this.#concurrency - this.#inFlight.size;
       if (free <= 0) return taken;
-      const claimed = await this.#options.repository.claim(dueBy ?? this.#now(), this.#options.leaseMs, Math.min(free, CLAIM_SIZE), this.#room());
+      const lease = randomToken(12);
+      const claimed = await this.#options.repository.claim(dueBy ?? this.#now(), this.#options.leaseMs, Math.min(free, CLAIM_SIZE), this.#room(), lease);
       taken += claimed.length;
       for (const row of claimed) {
+        const id = Number(row.id);
         const userId = Number(row.user_id);
         const host = row.host;
         tally(this.#users, userId, 1);
         if (host !== null) tally(this.#hosts, host, 1);
-        const sending = this.#dispatch(row)
-          .catch((error: unknown) => this.#options.log.error({ err: error, delivery: row.delivery_id }, 'notifications: a delivery failed unexpectedly'))
+        this.#hold(id, lease);
+        const sending = this.#handle(row, lease)
+          .catch((error: unknown) => this.#options.log.error({ err: error, delivery: row.delivery_id }, 'notifications: recording a delivery failed'))
           .finally(() => {
             tally(this.#users, userId, -1);
             if (host !== null) tally(this.#hosts, host, -1);
+            this.#unhold(id);
             this.#inFlight.delete(sending);
             this.wake();
           });
@@ -210,6 +248,65 @@ export class DeliveryWorker {
       if (claimed.length > 0) this.#again = true;
     } while (this.#again && !this.#stopped);
     return taken;
+  }
+
+  /** Keeps the lease of a delivery in hand; the renewal runs while any is. */
+  #hold(id: number, lease: string): void {
+    this.#held.set(id, lease);
+    this.#stopRenewing ??= renewEvery(this.#options.leaseMs, () => this.#renew(), this.#options.log, DELIVERIES_QUEUE);
+  }
+
+  #unhold(id: number): void {
+    this.#held.delete(id);
+    if (this.#held.size > 0) return;
+    this.#stopRenewing?.();
+    this.#stopRenewing = undefined;
+  }
+
+  async #renew(): Promise<void> {
+    const byLease = new Map<string, number[]>();
+    for (const [id, lease] of this.#held) {
+      const ids = byLease.get(lease);
+      if (ids) ids.push(id);
+      else byLease.set(lease, [id]);
+    }
+    const until = this.#now() + this.#options.leaseMs;
+    for (const [lease, ids] of byLease) await this.#options.repository.renew(ids, lease, until);
+  }
+
+  /**
+   * Runs one delivery's handling within the handler timeout. A handling that throws or does not end
+   * in time spends a claim and goes again after a backoff; past the cap (or claimed past it without
+   * an outcome: its handling took the process down every time) the delivery fails and becomes a dead
+   * letter for the administrators. An answer of its endpoint, whatever it is, is an outcome instead.
+   */
+  async #handle(row: DeliveryRow, lease: string): Promise<void> {
+    const { maxAttempts, handlerTimeoutMs } = this.#options.work;
+    const claims = Number(row.claims);
+    let error: unknown;
+    if (claims > maxAttempts) {
+      error = new Error(`claimed ${claims - 1} times without an outcome`);
+    } else {
+      try {
+        await runWithTimeout(handlerTimeoutMs, new AbortController(), (signal) => this.#dispatch(row, lease, signal));
+        return;
+      } catch (failure) {
+        error = failure;
+      }
+    }
+    const { repository, log, queueMetrics } = this.#options;
+    const message = String((error as Error)?.message ?? error).slice(0, 500);
+    const timedOut = error instanceof HandlerTimeoutError;
+    const context = { err: error, queue: DELIVERIES_QUEUE, delivery: row.delivery_id, claims };
+    if (claims >= maxAttempts) {
+      log.error(context, 'notifications: a delivery failed past its attempt cap; moved to the dead letters');
+      await repository.deadLetter(row, lease, message, this.#now());
+      queueMetrics?.failed(DELIVERIES_QUEUE, row.channel, 'dead_letter');
+      return;
+    }
+    log.error(context, timedOut ? 'notifications: a delivery timed out; retrying' : 'notifications: a delivery failed unexpectedly; retrying');
+    await repository.crashed(Number(row.id), lease, this.#now() + retryDelay(this.#options.retryDelayMs, claims), message);
+    queueMetrics?.failed(DELIVERIES_QUEUE, row.channel, timedOut ? 'timeout' : 'retry');
   }
 
   #room(): ClaimRoom {
@@ -222,7 +319,7 @@ export class DeliveryWorker {
     };
   }
 
-  async #dispatch(row: DeliveryRow): Promise<void> {
+  async #dispatch(row: DeliveryRow, lease: string, signal: AbortSignal): Promise<void> {
     // Each delivery starts in a turn of its own: on SQLite its queries complete without giving the
     // event loop back, so a claim's deliveries run back to back would hold requests waiting meanwhile.
     await turn();
@@ -232,24 +329,24 @@ export class DeliveryWorker {
     const sender = this.#options.senders.get(channel);
     if (!sender) {
       // The channel's configuration went away; it goes again once the channel is back.
-      await repository.postpone(id, this.#now() + 60_000);
+      await repository.postpone(id, lease, this.#now() + 60_000);
       return;
     }
     const rules = await repository.rulesById([Number(row.rule_id)]);
     const rule = rules.get(Number(row.rule_id));
-    if (!rule) return this.#drop(row, 'the rule was deleted');
+    if (!rule) return this.#drop(row, lease, 'the rule was deleted');
     const userId = Number(row.user_id);
     const deviceId = Number(row.device_id);
     // Recipients are decided now: a share, a permission or a device removed since the event stops the message.
     const access = await this.#options.devices.accessFor(userId);
-    if (!mayNotify(access, deviceId, rule.always === 1)) return this.#drop(row, 'the user may no longer be notified of this device');
+    if (!mayNotify(access, deviceId, rule.always === 1)) return this.#drop(row, lease, 'the user may no longer be notified of this device');
     const [user, [device]] = await Promise.all([this.#options.users.get(userId), this.#options.devices.getDevices([deviceId])]);
-    if (!user || user.disabled) return this.#drop(row, 'the account is gone or disabled');
-    if (!device) return this.#drop(row, 'the device is gone');
+    if (!user || user.disabled) return this.#drop(row, lease, 'the account is gone or disabled');
+    if (!device) return this.#drop(row, lease, 'the device is gone');
     const target = row.target === '' ? undefined : await repository.findTarget(Number(row.target));
-    if (row.target !== '' && (!target || Number(target.user_id) !== userId)) return this.#drop(row, 'the push target is gone');
+    if (row.target !== '' && (!target || Number(target.user_id) !== userId)) return this.#drop(row, lease, 'the push target is gone');
     // A downgrade since the delivery was queued stops it; a retry would not change the answer.
-    if (this.#options.plans && !(await this.#options.plans.hasFeature(userId, { channel }))) return this.#drop(row, notInPlan(channel));
+    if (this.#options.plans && !(await this.#options.plans.hasFeature(userId, { channel }))) return this.#drop(row, lease, notInPlan(channel));
 
     const targetKey = row.target === '' ? `${channel}:${channel === 'mail' ? 'mail' : row.rule_id}` : `${channel}:${row.target}`;
     const admission = await this.#guard.acquire(targetKey);
@@ -257,13 +354,12 @@ export class DeliveryWorker {
       metrics.outcome(channel, 'postponed');
       // An open circuit: the target's other waiting deliveries wait for the cool-down too, unclaimed.
       if (admission.open) await repository.holdBackTarget(row.target !== '' ? { channel, target: row.target } : channel === 'mail' ? { channel } : { channel, ruleId: Number(row.rule_id) }, admission.retryAt);
-      await repository.postpone(id, admission.retryAt);
+      await repository.postpone(id, lease, admission.retryAt);
       return;
     }
-    // Waited for a slot so long that the claim may lapse before the send ends: back to the queue, for anyone.
-    if (this.#now() + this.#options.sendTimeoutMs > Number(row.available_at)) {
+    // Timed out while it waited for the slot: the delivery is back in the queue already.
+    if (signal.aborted) {
       this.#guard.giveBack(targetKey);
-      await repository.postpone(id, this.#now());
       return;
     }
     // Counted once the target takes the message, so deliveries held back by a busy or open target spend none of the user's quota.
@@ -277,7 +373,7 @@ export class DeliveryWorker {
         // Everything of the user's that this rate counts waits for the window to reopen, this one included.
         this.#holds.set(`${rate.rule.name}:${userId}`, until);
         await repository.holdBack(userId, rate.channels, until);
-        await repository.postpone(id, until);
+        await repository.postpone(id, lease, until);
         return;
       }
     }
@@ -296,39 +392,44 @@ export class DeliveryWorker {
           count,
           ...(target ? { target } : {}),
         },
-        AbortSignal.timeout(this.#options.sendTimeoutMs),
+        AbortSignal.any([signal, AbortSignal.timeout(this.#options.sendTimeoutMs)]),
       );
     } catch (error) {
       outcome = { kind: 'retry', error: String((error as Error)?.message ?? error).slice(0, 300) };
     }
+    // Timed out meanwhile: the handling has failed and the delivery is back in the queue already.
+    if (signal.aborted) {
+      this.#guard.release(targetKey, false);
+      return;
+    }
     // Only what calls for a retry counts against the target's health: a refusal is an answer.
     this.#guard.release(targetKey, outcome.kind !== 'retry');
-    await this.#record(row, outcome);
+    await this.#record(row, lease, outcome);
   }
 
-  async #record(row: DeliveryRow, outcome: SendOutcome): Promise<void> {
+  async #record(row: DeliveryRow, lease: string, outcome: SendOutcome): Promise<void> {
     const { repository, metrics } = this.#options;
     const id = Number(row.id);
     const now = this.#now();
     switch (outcome.kind) {
       case 'sent':
-        await repository.markSent(id, now);
+        await repository.markSent(id, lease, now);
         metrics.outcome(row.channel, 'sent');
         metrics.latency(row.channel, Math.max(0, now - Number(row.created_at)) / 1000);
         return;
       case 'gone':
         await repository.deleteTarget(Number(row.user_id), Number(row.target));
-        await repository.markDropped(id, `the push target is gone: ${outcome.error}`);
+        await repository.markDropped(id, lease, `the push target is gone: ${outcome.error}`);
         metrics.outcome(row.channel, 'gone');
         return;
       case 'final':
-        await repository.markFailed(id, outcome.error, undefined);
+        await repository.markFailed(id, lease, outcome.error, undefined);
         metrics.outcome(row.channel, 'failed');
         return;
       case 'retry': {
         const at = now + Math.max(this.#backoff(row.attempts), Math.round(outcome.retryAfterMs ?? 0));
         const final = at > Number(row.expires_at);
-        await repository.markFailed(id, outcome.error, final ? undefined : at);
+        await repository.markFailed(id, lease, outcome.error, final ? undefined : at);
         metrics.outcome(row.channel, final ? 'failed' : 'retry');
         return;
       }
@@ -340,8 +441,8 @@ export class DeliveryWorker {
     return Math.round(this.#options.retryDelayMs * 2 ** Math.min(attempts, 20) * (1 + Math.random()));
   }
 
-  async #drop(row: DeliveryRow, reason: string): Promise<void> {
-    await this.#options.repository.markDropped(Number(row.id), reason);
+  async #drop(row: DeliveryRow, lease: string, reason: string): Promise<void> {
+    await this.#options.repository.markDropped(Number(row.id), lease, reason);
     this.#options.metrics.outcome(row.channel, 'dropped');
   }
 }
