@@ -17,7 +17,10 @@ export interface VerifiedAccessToken extends AccessTokenSubject {
   expiresAt: number;
 }
 
-/** Epoch milliseconds now: the system's, or a test's that it moves instead of waiting. */
+/**
+ * Epoch milliseconds now: the system's, or a test's that it moves instead of waiting. The default reads
+ * `Date.now()` at each call, so a test that mocks Date after the server started moves it too.
+ */
 export type Now = () => number;
 
 export class AccessTokenIssuer {
@@ -26,7 +29,7 @@ export class AccessTokenIssuer {
   private readonly ttlSeconds: number;
   private readonly now: Now;
 
-  constructor(key: KeyObject, issuer: string, ttlSeconds: number, now: Now = Date.now) {
+  constructor(key: KeyObject, issuer: string, ttlSeconds: number, now: Now = () => Date.now()) {
     this.key = key;
     this.issuer = issuer;
     this.ttlSeconds = ttlSeconds;
@@ -64,7 +67,7 @@ export class AccessTokenVerifier {
   private readonly now: Now;
   private readonly cache = new Map<string, VerifiedAccessToken>();
 
-  constructor(key: KeyObject, issuer: string, revocations: RevocationList, now: Now = Date.now) {
+  constructor(key: KeyObject, issuer: string, revocations: RevocationList, now: Now = () => Date.now()) {
     this.key = key;
     this.issuer = issuer;
     this.revocations = revocations;
