@@ -1,6 +1,6 @@
 import { createContext, use, useEffect, useLayoutEffect, useRef, useState } from 'react';
 import type { ReactNode } from 'react';
-import type { Map as MapLibreMap } from 'maplibre-gl';
+import type { ErrorEvent as MapErrorEvent, Map as MapLibreMap } from 'maplibre-gl';
 import type * as MapLibreModule from 'maplibre-gl';
 import { settings } from '../api.ts';
 import { t } from '../i18n.ts';
@@ -31,16 +31,18 @@ function sharedMap(): Promise<SharedMap> {
           element.className = 'map-instance';
           const map = new maplibre.Map({ container: element, style: settings.mapStyleUrl, center: [10, 30], zoom: 1.5, attributionControl: { compact: true } });
           map.addControl(new maplibre.NavigationControl({ showCompass: false }), 'top-right');
-          let loaded = false;
-          map.once('load', () => {
-            loaded = true;
-            resolve({ map, maplibre, element });
-          });
-          // An error before the style is in (the style cannot be read) means no map; later ones (a tile) are MapLibre's to retry.
-          void map.once('error').then((event) => {
-            if (loaded) return;
+          // Only the style failing means no map. A source's errors (a tile that fails, as every tile does
+          // without a network) are MapLibre's to retry, and the map loads without them.
+          const failed = (event: MapErrorEvent) => {
+            if ('sourceId' in event) return;
+            map.off('error', failed);
             map.remove();
             reject(event.error);
+          };
+          map.on('error', failed);
+          map.once('load', () => {
+            map.off('error', failed);
+            resolve({ map, maplibre, element });
           });
         }),
     )
