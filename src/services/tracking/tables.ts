@@ -9,6 +9,10 @@ export interface TrackingTables {
   commands: CommandsTable;
   saved_commands: SavedCommandsTable;
   device_protocols: DeviceProtocolsTable;
+  motion_states: MotionStatesTable;
+  trips: TripsTable;
+  stops: StopsTable;
+  summary_hours: SummaryHoursTable;
 }
 
 export interface CommandsTable {
@@ -99,4 +103,71 @@ export interface GeofencesTable {
   attributes: string;
   created_at: number;
   updated_at: number;
+}
+
+/** Where a device's segmentation stands (docs/reports.md). */
+export interface MotionStatesTable {
+  device_id: number;
+  /** The fix time and id of the last position the machine took. */
+  fix_time: number;
+  position_id: number;
+  /** JSON: the motion machine's state after that position. */
+  state: string;
+  updated_at: number;
+}
+
+/** Distances in metres, speeds in knots, durations in milliseconds. */
+export interface TripsTable {
+  id: Generated<number>;
+  device_id: number;
+  start_time: number;
+  end_time: number;
+  start_position_id: number;
+  end_position_id: number;
+  start_lat: number;
+  start_lon: number;
+  end_lat: number;
+  end_lon: number;
+  distance: number;
+  average_speed: number;
+  max_speed: number;
+  start_odometer: number;
+  end_odometer: number;
+  spent_fuel: number | null;
+  driver_unique_id: string | null;
+  start_address: string | null;
+  end_address: string | null;
+  /** 0/1: still in progress, ending at the latest position. */
+  ongoing: number;
+}
+
+export interface StopsTable {
+  id: Generated<number>;
+  device_id: number;
+  start_time: number;
+  end_time: number;
+  position_id: number;
+  lat: number;
+  lon: number;
+  engine_hours: number | null;
+  spent_fuel: number | null;
+  address: string | null;
+  /** 0/1. */
+  ongoing: number;
+}
+
+/** One device's positions within one UTC hour, summed. */
+export interface SummaryHoursTable {
+  device_id: number;
+  hour_start: number;
+  first_time: number;
+  last_time: number;
+  positions: number;
+  distance: number;
+  max_speed: number;
+  speed_sum: number;
+  start_odometer: number;
+  end_odometer: number;
+  engine_hours: number;
+  spent_fuel: number;
 }

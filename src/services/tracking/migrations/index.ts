@@ -3,6 +3,7 @@ import * as tracking from './0001-tracking.ts';
 import * as geofencePoints from './0002-geofence-points.ts';
 import * as commands from './0003-commands.ts';
 import * as timePartitions from './0004-time-partitions.ts';
+import * as reports from './0005-reports.ts';
 
 export const trackingMigrations: ModuleMigrations = {
   module: 'tracking',
@@ -11,5 +12,6 @@ export const trackingMigrations: ModuleMigrations = {
     '0002-geofence-points': geofencePoints,
     '0003-commands': commands,
     '0004-time-partitions': timePartitions,
+    '0005-reports': reports,
   },
 };
