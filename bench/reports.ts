@@ -141,7 +141,7 @@ async function benchEngine(engine: Engine, adminUrl: string | undefined): Promis
   const summaryDb = await opened(engine, adminUrl);
   try {
     const db = summaryDb.database.db as Kysely<TrackingTables>;
-    let started = performance.now();
+    const started = performance.now();
     const hours = await seedSummaryHours(db, engine);
     if (engine === 'postgres') await sql`vacuum analyze summary_hours`.execute(db);
     else await sql`analyze`.execute(db);

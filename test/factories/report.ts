@@ -70,7 +70,11 @@ export async function insertReportRows(
   db: Kysely<TrackingTables>,
   rows: { trips?: Insertable<TripsTable>[]; stops?: Insertable<StopsTable>[]; hours?: SummaryHoursTable[] },
 ): Promise<{ trips: number[]; stops: number[] }> {
-  const trips = rows.trips?.length ? await db.insertInto('trips').values(rows.trips).returning('id').execute() : [];
+  const trips: { id: number }[] = [];
+  // Chunks stay below SQLite's bound-parameter limit.
+  for (let start = 0; start < (rows.trips?.length ?? 0); start += 1000) {
+    trips.push(...(await db.insertInto('trips').values((rows.trips ?? []).slice(start, start + 1000)).returning('id').execute()));
+  }
   const stops = rows.stops?.length ? await db.insertInto('stops').values(rows.stops).returning('id').execute() : [];
   if (rows.hours?.length) await db.insertInto('summary_hours').values(rows.hours).execute();
   return { trips: trips.map((row) => Number(row.id)), stops: stops.map((row) => Number(row.id)) };

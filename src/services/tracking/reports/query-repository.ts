@@ -4,7 +4,7 @@ import { TableAccess } from '../../../platform/db/table-access.ts';
 import { chunksOf } from '../chunks.ts';
 import type { EventRow } from '../events/repository.ts';
 import type { PositionRow, TimeRange } from '../positions/repository.ts';
-import type { StopsTable, TrackingTables, TripsTable } from '../tables.ts';
+import type { StopsTable, SummaryHoursTable, TrackingTables, TripsTable } from '../tables.ts';
 
 export type TripRow = Selectable<TripsTable>;
 export type StopRow = Selectable<StopsTable>;
@@ -23,21 +23,8 @@ export interface DeviceCursor {
   id: number;
 }
 
-/** One device's summed hours within one bucket of time (a day of a daily summary, or the whole window). */
-export interface HourSums {
-  device_id: number;
-  bucket: number;
-  first_time: number;
-  last_time: number;
-  positions: number;
-  distance: number;
-  max_speed: number;
-  speed_sum: number;
-  start_odometer: number;
-  end_odometer: number;
-  engine_hours: number;
-  spent_fuel: number;
-}
+/** One device's hours within one bucket of time (a day of a daily summary, or the whole window), summed as one hour is. */
+export type HourSums = Omit<SummaryHoursTable, 'hour_start'> & { bucket: number };
 
 /** Half-open [start, end) of whole UTC hours. */
 export interface HourBucket {
@@ -51,6 +38,11 @@ const DEVICE_CHUNK = 1_000;
 const LOOKUP_CHUNK = 200;
 // Buckets per statement (a daily summary of REPORT_MAX_DAYS days fits in a few).
 const BUCKET_CHUNK = 400;
+
+/** Rows after the cursor in (device, time, id) order: a row-value comparison both engines resolve on the index. */
+function after(timeColumn: 'start_time' | 'event_time', cursor: DeviceCursor) {
+  return sql<boolean>`(device_id, ${sql.ref(timeColumn)}, id) > (${cursor.deviceId}, ${cursor.time}, ${cursor.id})`;
+}
 
 /**
  * What the report routes read (docs/reports.md): the trips, stops and hourly sums that segmentation
@@ -69,14 +61,7 @@ export class ReportQueryRepository extends TableAccess<TrackingTables> {
       .where('device_id', 'in', deviceIds)
       .where('start_time', '>=', range.from)
       .where('start_time', '<=', range.to);
-    if (cursor) {
-      query = query.where((eb) =>
-        eb.or([
-          eb('device_id', '>', cursor.deviceId),
-          eb.and([eb('device_id', '=', cursor.deviceId), eb.or([eb('start_time', '>', cursor.time), eb.and([eb('start_time', '=', cursor.time), eb('id', '>', cursor.id)])])]),
-        ]),
-      );
-    }
+    if (cursor) query = query.where(after('start_time', cursor));
     return query.orderBy('device_id').orderBy('start_time').orderBy('id').limit(limit).execute() as Promise<SpanRows[T][]>;
   }
 
@@ -178,14 +163,7 @@ export class ReportQueryRepository extends TableAccess<TrackingTables> {
       .where('event_time', '>=', range.from)
       .where('event_time', '<=', range.to);
     if (types.length > 0) query = query.where('type', 'in', types);
-    if (cursor) {
-      query = query.where((eb) =>
-        eb.or([
-          eb('device_id', '>', cursor.deviceId),
-          eb.and([eb('device_id', '=', cursor.deviceId), eb.or([eb('event_time', '>', cursor.time), eb.and([eb('event_time', '=', cursor.time), eb('id', '>', cursor.id)])])]),
-        ]),
-      );
-    }
+    if (cursor) query = query.where(after('event_time', cursor));
     return query.orderBy('device_id').orderBy('event_time').orderBy('id').limit(limit).execute();
   }
 

@@ -241,13 +241,14 @@ export class ReportService {
     for await (const page of this.spans('trips', scope)) yield page.map((row) => this.tripRow(scope, row));
   }
 
+  /** The fields every span's row starts with. */
+  private spanRow(scope: ReportScope, row: TripRow | StopRow) {
+    return { deviceId: row.device_id, deviceName: this.nameOf(scope, row.device_id), startTime: row.start_time, endTime: row.end_time, duration: row.end_time - row.start_time };
+  }
+
   private tripRow(scope: ReportScope, row: TripRow): TripReportRow {
     return {
-      deviceId: row.device_id,
-      deviceName: this.nameOf(scope, row.device_id),
-      startTime: row.start_time,
-      endTime: row.end_time,
-      duration: row.end_time - row.start_time,
+      ...this.spanRow(scope, row),
       distance: row.distance,
       averageSpeed: row.average_speed,
       maxSpeed: row.max_speed,
@@ -273,11 +274,7 @@ export class ReportService {
 
   private stopRow(scope: ReportScope, row: StopRow): StopReportRow {
     return {
-      deviceId: row.device_id,
-      deviceName: this.nameOf(scope, row.device_id),
-      startTime: row.start_time,
-      endTime: row.end_time,
-      duration: row.end_time - row.start_time,
+      ...this.spanRow(scope, row),
       positionId: row.position_id,
       lat: row.lat,
       lon: row.lon,

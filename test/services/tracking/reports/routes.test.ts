@@ -12,7 +12,7 @@ import type { TestServer } from '../../../support/server.ts';
 import { insertReportRows, stopRow, summaryHourRow, tripRow } from '../../../factories/report.ts';
 import { writeTestPlans } from '../../billing/support/plans.ts';
 import { DeviceConnection } from '../ingest/support.ts';
-import { ALL, createDevice, get, share } from '../support/tracking.ts';
+import { createDevice, get, share } from '../support/tracking.ts';
 import { parseCsv, readXlsx, serialToWallTime } from './support.ts';
 
 const HOUR = 3_600_000;
@@ -185,6 +185,22 @@ describeEachEngine('report routes', (engine) => {
     assert.deepEqual(await rows(`/api/reports/trips?${window(D1 + 5 * DAY, D1 + 6 * DAY)}`), []);
   });
 
+  it('a report longer than a page streams every row once, in order, the span in progress at from first', async () => {
+    const busy = await createDevice(server, owner, 'report-busy');
+    const minute = 60_000;
+    const many = Array.from({ length: 2_345 }, (_, index) => tripRow(busy, D1 + index * 20_000, D1 + index * 20_000 + 10_000));
+    await insertReportRows(db, { trips: [tripRow(busy, D1 - 5 * minute, D1 + 5_000), ...many] });
+    const listed = await rows(`/api/reports/trips?deviceId=${busy}&deviceId=${devices.b}&${DAY_WINDOW}`);
+    assert.equal(listed.length, 1 + 2_345 + 1);
+    const starts = listed.filter((row) => row.deviceId === busy).map((row) => Date.parse(row.startTime as string));
+    assert.equal(starts[0], D1 - 5 * minute);
+    assert.deepEqual(starts, [...starts].sort((a, b) => a - b));
+    assert.equal(new Set(starts).size, starts.length);
+    assert.deepEqual(listed.map((row) => row.deviceId).filter((id, index, all) => id !== all[index - 1]), [devices.b, busy].sort((a, b) => a - b));
+    const csv = parseCsv((await get(server, `/api/reports/trips?deviceId=${busy}&${DAY_WINDOW}&format=csv`, owner)).body);
+    assert.equal(csv.length, 1 + 1 + 2_345);
+  });
+
   it('stops: overlapping ones whole, with their shape; the ongoing one is flagged', async () => {
     const day = await rows(`/api/reports/stops?${DAY_WINDOW}`);
     assert.deepEqual(day.map((row) => [row.deviceId, row.startTime]), [
@@ -271,7 +287,8 @@ describeEachEngine('report routes', (engine) => {
 
   it('CSV (Accept or format=csv) streams the same rows: units in the headers, times in the caller\'s zone', async () => {
     const json = await rows(`/api/reports/trips?${DAY_WINDOW}`);
-    for (const ask of [{ headers: { accept: 'text/csv' }, query: '' }, { headers: {}, query: '&format=csv' }]) {
+    const asks: { headers: Record<string, string>; query: string }[] = [{ headers: { accept: 'text/csv' }, query: '' }, { headers: {}, query: '&format=csv' }];
+    for (const ask of asks) {
       const response = await get(server, `/api/reports/trips?${DAY_WINDOW}${ask.query}`, owner, ask.headers);
       assert.equal(response.statusCode, 200);
       assert.match(String(response.headers['content-type']), /^text\/csv/);
