@@ -64,7 +64,7 @@ async function timed(samples: number, run: () => Promise<unknown>): Promise<numb
 /** Numbers 0..count-1 as a row source: generate_series on PostgreSQL, a recursive CTE on SQLite. */
 function series(engine: Engine, count: number) {
   return engine === 'postgres'
-    ? sql`(select n from generate_series(0, ${sql.lit(count - 1)}) as g(n))`
+    ? sql`(select n from generate_series(0::bigint, ${sql.lit(count - 1)}::bigint) as g(n))`
     : sql`(with recursive g(n) as (select 0 union all select n + 1 from g where n < ${sql.lit(count - 1)}) select n from g)`;
 }
 
