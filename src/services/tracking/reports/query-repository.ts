@@ -55,6 +55,7 @@ export class ReportQueryRepository extends TableAccess<TrackingTables> {
    * resuming after `cursor`. The span in progress at `from` comes from spansStartedBefore.
    */
   spanPage<T extends SpanTable>(table: T, deviceIds: readonly number[], range: TimeRange, cursor: DeviceCursor | undefined, limit: number): Promise<SpanRows[T][]> {
+    if (deviceIds.length === 0) return Promise.resolve([]);
     let query = this.db
       .selectFrom(table as SpanTable)
       .selectAll()
@@ -156,6 +157,7 @@ export class ReportQueryRepository extends TableAccess<TrackingTables> {
 
   /** A page of the devices' events in the range, of these types (none: all), ordered by (device, eventTime, id). */
   eventPage(deviceIds: readonly number[], range: TimeRange, types: readonly string[], cursor: DeviceCursor | undefined, limit: number): Promise<EventRow[]> {
+    if (deviceIds.length === 0) return Promise.resolve([]);
     let query = this.db
       .selectFrom('events')
       .selectAll()

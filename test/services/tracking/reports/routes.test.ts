@@ -183,6 +183,8 @@ describeEachEngine('report routes', (engine) => {
     const shared = await rows(`/api/reports/trips?${DAY_WINDOW}`, viewer);
     assert.deepEqual([...new Set(shared.map((row) => row.deviceId))], [devices.a]);
     assert.deepEqual(await rows(`/api/reports/trips?${window(D1 + 5 * DAY, D1 + 6 * DAY)}`), []);
+    const empty = await signIn(server, 'reports-no-devices@example.com');
+    for (const kind of ['trips', 'stops', 'summary', 'route', 'events', 'geofences']) assert.deepEqual(await rows(`/api/reports/${kind}?${DAY_WINDOW}`, empty), [], kind);
   });
 
   it('a report longer than a page streams every row once, in order, the span in progress at from first', async () => {
