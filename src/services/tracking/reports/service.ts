@@ -159,8 +159,7 @@ export class ReportService {
   }
 
   /**
-   * Checks a report request: the caller's plan includes reports (402 FEATURE_NOT_IN_PLAN), the window
-   * (400), the devices (404 NOT_FOUND, 403 FORBIDDEN or PERMISSION_REQUIRED, 400 REPORT_TOO_MANY_DEVICES).
+   * Checks a report request: the window (400), the caller's plan includes reports (402 FEATURE_NOT_IN_PLAN), the devices (404 NOT_FOUND, 403 FORBIDDEN or PERMISSION_REQUIRED, 400 REPORT_TOO_MANY_DEVICES).
    */
   async scope(userId: number, request: object, kind: ReportKind, query: ReportQuery): Promise<ReportScope> {
     const range = timeRange(query.from, query.to);
@@ -189,7 +188,7 @@ export class ReportService {
       for (const deviceId of deviceIds) for (const permission of permissions) await authorize(access, access, deviceId, permission);
     }
     const [servedFrom, devices, user] = await Promise.all([this.historyCut.servedFrom(access, deviceIds), this.devices.getDevices(deviceIds), this.users.get(userId)]);
-    const timeZone = (user?.timezone && canonicalTimeZone(user.timezone)) ?? 'UTC';
+    const timeZone = (user?.timezone ? canonicalTimeZone(user.timezone) : undefined) ?? 'UTC';
     return {
       deviceIds,
       range,
