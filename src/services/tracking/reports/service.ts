@@ -1,3 +1,4 @@
+import type { GeofenceVisit, StopReport, SummaryReport, TripReport } from '../../../client/report-types.ts';
 import type { UserDirectory } from '../../auth/users/directory.ts';
 import type { Entitlement } from '../../billing/module.ts';
 import type { DeviceAccessApi } from '../../devices/access.ts';
@@ -62,69 +63,13 @@ export interface ReportScope {
   daily: boolean;
 }
 
-/** Times are epoch ms; distances metres, speeds knots, durations ms (DESIGN §5.9). */
-export interface TripReportRow {
-  deviceId: number;
-  deviceName: string;
-  startTime: number;
-  endTime: number;
-  duration: number;
-  distance: number;
-  averageSpeed: number;
-  maxSpeed: number;
-  startOdometer: number;
-  endOdometer: number;
-  startPositionId: number;
-  endPositionId: number;
-  startLat: number;
-  startLon: number;
-  endLat: number;
-  endLon: number;
-  startAddress: string | null;
-  endAddress: string | null;
-  spentFuel: number | null;
-  driverUniqueId: string | null;
-  ongoing: boolean;
-}
+/** A report row as the service builds it: the client's shape (DESIGN §5.9) with its times as epoch ms, written out by the views. */
+type WithTimes<Row, K extends keyof Row> = Omit<Row, K> & { [P in K]: number | Extract<Row[P], null> };
 
-export interface StopReportRow {
-  deviceId: number;
-  deviceName: string;
-  startTime: number;
-  endTime: number;
-  duration: number;
-  positionId: number;
-  lat: number;
-  lon: number;
-  address: string | null;
-  engineHours: number | null;
-  spentFuel: number | null;
-  ongoing: boolean;
-}
-
-export interface SummaryReportRow {
-  deviceId: number;
-  deviceName: string;
-  startTime: number;
-  endTime: number;
-  distance: number;
-  averageSpeed: number;
-  maxSpeed: number;
-  engineHours: number;
-  spentFuel: number;
-  startOdometer: number;
-  endOdometer: number;
-}
-
-export interface GeofenceVisitRow {
-  deviceId: number;
-  geofenceId: number;
-  geofenceName: string | null;
-  enterTime: number;
-  /** Null while the device is still inside. */
-  exitTime: number | null;
-  duration: number | null;
-}
+export type TripReportRow = WithTimes<TripReport, 'startTime' | 'endTime'>;
+export type StopReportRow = WithTimes<StopReport, 'startTime' | 'endTime'>;
+export type SummaryReportRow = WithTimes<SummaryReport, 'startTime' | 'endTime'>;
+export type GeofenceVisitRow = WithTimes<GeofenceVisit, 'enterTime' | 'exitTime'>;
 
 /**
  * The report routes (DESIGN §5.9, docs/reports.md): reads what segmentation wrote and the positions
