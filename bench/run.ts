@@ -10,6 +10,7 @@ import { benchDecodeNewProtocols } from './decode-new-protocols.ts';
 import { benchIngestion } from './ingestion.ts';
 import { benchPlans } from './plans.ts';
 import { benchRegression } from './regression.ts';
+import { benchReports } from './reports.ts';
 import { benchNotifications } from './notifications.ts';
 import { benchNotificationFanout } from './notification-fanout.ts';
 import { benchOutbox } from './outbox.ts';
@@ -79,6 +80,7 @@ try {
     ['Notifications', () => benchNotifications()],
     ['Notification fan-out', () => benchNotificationFanout()],
     ['Outbox', () => benchOutbox()],
+    ['Reports', () => benchReports()],
   ];
   // `npm run bench -- gateway ingestion` runs only the named sections.
   const wanted = process.argv.slice(2).map((name) => name.toLowerCase());

@@ -81,6 +81,25 @@ describeEachEngine('API docs', (engine) => {
     assert.deepEqual(undocumented, []);
   });
 
+  it('documents the report routes: their query, their rows as JSON, and the CSV and XLSX downloads', async () => {
+    const document = (await server.app.inject({ url: '/openapi.json' })).json();
+    interface ReportOperation {
+      parameters: { name: string; in: string; required?: boolean }[];
+      responses: Record<string, { content?: Record<string, { schema: { items?: { properties: Record<string, unknown> } } }> }>;
+    }
+    const fields: Record<string, string> = { trips: 'startOdometer', stops: 'engineHours', summary: 'averageSpeed', route: 'fixTime', events: 'eventTime', geofences: 'geofenceName' };
+    for (const [kind, field] of Object.entries(fields)) {
+      const operation = (document.paths as Record<string, Record<string, ReportOperation>>)[`/api/reports/${kind}`]?.get;
+      assert.ok(operation, `GET /api/reports/${kind} is documented`);
+      const query = operation.parameters.filter((parameter) => parameter.in === 'query').map((parameter) => [parameter.name, parameter.required ?? false]);
+      assert.deepEqual(query.filter(([name]) => name !== 'daily'), [['deviceId', false], ['from', true], ['to', true], ['format', false]], kind);
+      const content = operation.responses['200']?.content ?? {};
+      assert.deepEqual(Object.keys(content), ['application/json', 'text/csv', 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'], kind);
+      assert.ok(Object.hasOwn(content['application/json']?.schema.items?.properties ?? {}, field), `${kind} rows carry ${field}`);
+      for (const status of ['400', '401', '402', '403', '404']) assert.ok(Object.hasOwn(operation.responses, status), `${kind} documents ${status}`);
+    }
+  });
+
   it('the public operations listed as answering 401 do answer it without a credential', async () => {
     for (const { operation, request } of PUBLIC_401) {
       if (!request) continue;

@@ -268,10 +268,22 @@ export class AuthClient {
 
   /** Any bearer endpoint of the API (devices, tracking, billing too), with the refresh rule. */
   async request<T>(method: Method, path: string, body?: unknown): Promise<T> {
+    return this.parse<T>(await this.authorized(method, path, body));
+  }
+
+  /** A GET whose answer is a file (a report's CSV or XLSX) in the `accept` media type: its bytes, with the refresh rule. */
+  async download(path: string, accept: string): Promise<Uint8Array> {
+    const response = await this.authorized('GET', path, undefined, { accept });
+    if (!response.ok) throw new ApiError(response.status, await errorBody(response));
+    return new Uint8Array(await response.arrayBuffer());
+  }
+
+  /** The response to a bearer request: once, and again after one refresh when the first answer is 401. */
+  private async authorized(method: Method, path: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
     const used = await this.store.load();
     const refreshesBefore = this.refreshCount;
-    const first = await this.send(method, path, body, used?.accessToken);
-    if (first.status !== 401) return this.parse<T>(first);
+    const first = await this.send(method, path, body, used?.accessToken, headers);
+    if (first.status !== 401) return first;
     await first.body?.cancel();
 
     // Another request refreshed while this one was on its way: retry with its token, no second refresh.
@@ -282,8 +294,7 @@ export class AuthClient {
       const current = await this.store.load();
       accessToken = (current && current.accessToken !== used?.accessToken ? current : await this.refreshShared()).accessToken;
     }
-    const retried = await this.send(method, path, body, accessToken, { 'authorization-retry': 'true' });
-    return this.parse<T>(retried);
+    return this.send(method, path, body, accessToken, { ...headers, 'authorization-retry': 'true' });
   }
 
   protected publicCall<T>(method: Method, path: string, body?: unknown): Promise<T> {

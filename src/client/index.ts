@@ -10,4 +10,5 @@ export { EVENT_TYPES } from './tracking-types.ts';
 export type * from './tracking-types.ts';
 export type * from './plan-command-types.ts';
 export type * from './notification-types.ts';
+export type * from './report-types.ts';
 export type * from './types.ts';

@@ -33,7 +33,7 @@ export interface Plan {
   /** null: no limit. */
   limits: Record<PlanLimitName, number | null>;
   /** channels null: every channel. */
-  features: { commands: boolean; channels: string[] | null };
+  features: { commands: boolean; reports: boolean; scheduledReports: boolean; channels: string[] | null };
 }
 
 export interface SubscriptionSummary {

@@ -9,6 +9,7 @@ import type {
   PushTargetRequest,
 } from './notification-types.ts';
 import type { Command, CommandSendRequest, SavedCommand, Subscriptions } from './plan-command-types.ts';
+import type { GeofenceVisit, ReportFormat, ReportKind, ReportQuery, StopReport, SummaryReport, SummaryReportQuery, TripReport } from './report-types.ts';
 import type {
   ClaimToken,
   ClaimTokenCreateRequest,
@@ -225,12 +226,54 @@ export class TrackstackClient extends AuthClient {
     return this.request('GET', `/api/subscriptions/${userId}`);
   }
 
+  // Reports (docs/reports.md)
+
+  tripsReport(query: ReportQuery): Promise<TripReport[]> {
+    return this.request('GET', reportPath('trips', query));
+  }
+
+  stopsReport(query: ReportQuery): Promise<StopReport[]> {
+    return this.request('GET', reportPath('stops', query));
+  }
+
+  summaryReport(query: SummaryReportQuery): Promise<SummaryReport[]> {
+    return this.request('GET', reportPath('summary', query));
+  }
+
+  /** The devices' positions in the window, device after device. */
+  routeReport(query: ReportQuery): Promise<Position[]> {
+    return this.request('GET', reportPath('route', query));
+  }
+
+  eventsReport(query: ReportQuery): Promise<TrackingEvent[]> {
+    return this.request('GET', reportPath('events', query));
+  }
+
+  geofencesReport(query: ReportQuery): Promise<GeofenceVisit[]> {
+    return this.request('GET', reportPath('geofences', query));
+  }
+
+  /** A report as a file: CSV text or an XLSX workbook, times in your account's timezone. */
+  downloadReport(kind: ReportKind, query: ReportQuery | SummaryReportQuery, format: ReportFormat): Promise<Uint8Array> {
+    return this.download(reportPath(kind, query), REPORT_MEDIA_TYPES[format]);
+  }
+
   /** Where the live socket of this API is (ws: or wss:). */
   socketUrl(): string {
     const url = new URL('/api/socket', this.apiBase());
     url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
     return url.toString();
   }
+}
+
+const REPORT_MEDIA_TYPES: Record<ReportFormat, string> = {
+  csv: 'text/csv',
+  xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+};
+
+function reportPath(kind: ReportKind, query: ReportQuery | SummaryReportQuery): string {
+  const daily = 'daily' in query && query.daily ? 'true' : undefined;
+  return `/api/reports/${kind}${queryString({ deviceId: query.deviceIds, from: query.from.toISOString(), to: query.to.toISOString(), daily })}`;
 }
 
 /** A query string of the defined values; arrays repeat their key. */

@@ -6,6 +6,10 @@ import { LoggedOutError, TrackstackClient } from '../../src/client/index.ts';
 import { describeEachEngine } from '../support/engines.ts';
 import { startTestServer } from '../support/server.ts';
 import type { TestServer } from '../support/server.ts';
+import type { Kysely } from 'kysely';
+import type { TrackingTables } from '../../src/services/tracking/tables.ts';
+import { insertReportRows, tripRow } from '../factories/report.ts';
+import { parseCsv, readXlsx } from '../services/tracking/reports/support.ts';
 
 const PASSWORD = 'Sturdy-Lantern-42';
 
@@ -125,5 +129,34 @@ describeEachEngine('client SDK: cookie sessions and the devices and tracking cal
     await client.deleteDevice(device.id);
     assert.deepEqual(await client.devices(), []);
     assert.equal(client.socketUrl(), `${baseUrl.replace('http:', 'ws:')}/api/socket`);
+  });
+
+  it('speaks every report route and downloads a report as CSV or XLSX, with the refresh rule', async () => {
+    const email = 'cookie-reports@example.com';
+    const { client, jar, calls } = await signedIn(email);
+    const device = await client.createDevice({ name: 'Truck', uniqueId: 'sdk-truck-1' });
+    const start = Date.parse('2025-03-02T08:00:00.000Z');
+    await insertReportRows(server.database!.db as Kysely<TrackingTables>, { trips: [tripRow(device.id, start, start + 3_600_000)] });
+    const query = { deviceIds: [device.id], from: new Date(start - 86_400_000), to: new Date(start + 86_400_000) };
+    const [trip] = await client.tripsReport(query);
+    assert.deepEqual([trip?.deviceName, trip?.startTime, trip?.duration, trip?.ongoing], ['Truck', new Date(start).toISOString(), 3_600_000, false]);
+    assert.deepEqual(await client.tripsReport({ from: query.from, to: query.to }), [trip as object], 'no deviceIds: every visible device');
+    assert.deepEqual(await client.stopsReport(query), []);
+    assert.deepEqual(await client.summaryReport({ ...query, daily: true }), []);
+    assert.deepEqual(await client.routeReport(query), []);
+    assert.deepEqual(await client.eventsReport(query), []);
+    assert.deepEqual(await client.geofencesReport(query), []);
+    await assert.rejects(client.tripsReport({ ...query, from: query.to, to: query.from }), (error: ApiError) => error.status === 400 && error.code === 'VALIDATION_FAILED');
+
+    const stale = await server.login({ email });
+    await server.auth!.api.sessions.revoke(stale.sessionId);
+    jar.set('access_token', { value: stale.token, path: '/' });
+    calls.length = 0;
+    const csv = parseCsv(new TextDecoder().decode(await client.downloadReport('trips', query, 'csv')));
+    assert.deepEqual([csv.length, csv[1]?.[1]], [2, 'Truck']);
+    assert.deepEqual(calls.map((call) => call.path), ['/api/reports/trips', '/api/auth/refresh', '/api/reports/trips'], 'a 401 refreshes once and retries');
+    const workbook = readXlsx(await client.downloadReport('summary', { ...query, daily: true }, 'xlsx'));
+    assert.equal(workbook.rows[0]?.[0]?.value, 'deviceId');
+    await assert.rejects(client.downloadReport('trips', { ...query, deviceIds: [999_999] }, 'csv'), (error: ApiError) => error.status === 404 && error.code === 'NOT_FOUND');
   });
 });

@@ -32,6 +32,8 @@ interface RouteCase {
 }
 
 const RANGE = 'from=2000-01-01T00:00:00Z&to=2100-01-01T00:00:00Z';
+/** Reports cover at most REPORT_MAX_DAYS. */
+const REPORT_RANGE = 'from=2025-01-01T00:00:00Z&to=2025-02-01T00:00:00Z';
 const ROUTES = {
   getDevice: { module: 'devices', method: 'GET', url: (id) => `/api/devices/${id}` },
   updateDevice: { module: 'devices', method: 'PUT', url: (id) => `/api/devices/${id}`, body: () => ({ name: 'Changed' }) },
@@ -44,6 +46,9 @@ const ROUTES = {
   history: { module: 'positions', method: 'GET', url: (id) => `/api/positions?deviceId=${id}&${RANGE}` },
   deletePositions: { module: 'positions', method: 'DELETE', url: (id) => `/api/positions?deviceId=${id}&${RANGE}` },
   events: { module: 'events', method: 'GET', url: (id) => `/api/events?deviceId=${id}` },
+  tripsReport: { module: 'reports', method: 'GET', url: (id) => `/api/reports/trips?deviceId=${id}&${REPORT_RANGE}` },
+  summaryReport: { module: 'reports', method: 'GET', url: (id) => `/api/reports/summary?deviceId=${id}&${REPORT_RANGE}&format=csv` },
+  eventsReport: { module: 'reports', method: 'GET', url: (id) => `/api/reports/events?deviceId=${id}&${REPORT_RANGE}` },
   createGeofence: { module: 'geofences', method: 'POST', url: () => '/api/geofences', body: () => ({ name: 'Home', area: 'CIRCLE (52.5 13.4, 100)' }) },
   commandTypes: { module: 'commands', method: 'GET', url: (id) => `/api/commands/types?deviceId=${id}` },
   commandHistory: { module: 'commands', method: 'GET', url: (id) => `/api/commands/history?deviceId=${id}` },
@@ -58,18 +63,18 @@ const TABLE: Record<Rule, { caller: Caller; device: 'shared' | 'own' | 'missing'
   'no such device': {
     caller: 'owner',
     device: 'missing',
-    routes: ['getDevice', 'updateDevice', 'deleteDevice', 'listShares', 'share', 'positions', 'history', 'deletePositions', 'events', 'commandTypes', 'commandHistory', 'send'],
+    routes: ['getDevice', 'updateDevice', 'deleteDevice', 'listShares', 'share', 'positions', 'history', 'deletePositions', 'events', 'tripsReport', 'summaryReport', 'eventsReport', 'commandTypes', 'commandHistory', 'send'],
   },
   'not reached': {
     caller: 'stranger',
     device: 'shared',
-    routes: ['getDevice', 'updateDevice', 'deleteDevice', 'listShares', 'share', 'positions', 'history', 'deletePositions', 'events', 'commandTypes', 'commandHistory', 'send', 'notificationRule'],
+    routes: ['getDevice', 'updateDevice', 'deleteDevice', 'listShares', 'share', 'positions', 'history', 'deletePositions', 'events', 'tripsReport', 'summaryReport', 'eventsReport', 'commandTypes', 'commandHistory', 'send', 'notificationRule'],
   },
   'owner only': { caller: 'sharedAll', device: 'shared', routes: ['updateDevice', 'deleteDevice', 'listShares', 'share', 'deletePositions'] },
   'share lacks the flag': {
     caller: 'sharedNone',
     device: 'shared',
-    routes: ['positions', 'history', 'events', 'commandTypes', 'commandHistory', 'send', 'notificationRule'],
+    routes: ['positions', 'history', 'events', 'tripsReport', 'summaryReport', 'eventsReport', 'commandTypes', 'commandHistory', 'send', 'notificationRule'],
   },
   readonly: { caller: 'readonly', device: 'own', routes: ['createDevice', 'claim', 'updateDevice', 'deleteDevice', 'share', 'deletePositions', 'createGeofence', 'send', 'saveCommand'] },
   deviceReadonly: { caller: 'deviceReadonly', device: 'own', routes: ['createDevice', 'claim', 'updateDevice', 'deleteDevice', 'share', 'deletePositions', 'send'] },

@@ -72,7 +72,7 @@ export interface ErrorDetail {
   limit?: string;
   max?: number;
   usage?: number;
-  /** For a feature a plan lacks (FEATURE_NOT_IN_PLAN): `commands`, or `channels.<name>`. */
+  /** For a feature a plan lacks (FEATURE_NOT_IN_PLAN): `commands`, `reports`, `scheduledReports`, or `channels.<name>`. */
   feature?: string;
 }
 

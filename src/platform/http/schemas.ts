@@ -19,7 +19,7 @@ export const ErrorSchema = Type.Object({
         limit: Type.Optional(Type.String({ description: 'LIMIT_REACHED, PLAN_LIMIT_REACHED: which limit' })),
         max: Type.Optional(Type.Integer({ description: 'LIMIT_REACHED, PLAN_LIMIT_REACHED: its value' })),
         usage: Type.Optional(Type.Integer({ description: 'LIMIT_REACHED, PLAN_LIMIT_REACHED: the usage before the request' })),
-        feature: Type.Optional(Type.String({ description: 'FEATURE_NOT_IN_PLAN: `commands` or `channels.<name>`' })),
+        feature: Type.Optional(Type.String({ description: 'FEATURE_NOT_IN_PLAN: `commands`, `reports`, `scheduledReports` or `channels.<name>`' })),
       }),
     ),
   ),

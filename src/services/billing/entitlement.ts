@@ -7,8 +7,11 @@ import type { UsageRegistry } from './plans/usage.ts';
 import { checkOf } from './subscription-check.ts';
 import type { SubscriptionCheck } from './subscription-check.ts';
 
-/** A feature a plan may leave out: sending commands, or one notification channel (DESIGN §5.6 names). */
-export type PlanFeature = 'commands' | { channel: string };
+/** A feature a plan may leave out: sending commands, reports, scheduled reports, or one notification channel (DESIGN §5.6 names). */
+export type PlanFeature = SwitchedFeature | { channel: string };
+export type SwitchedFeature = 'commands' | 'reports' | 'scheduledReports';
+
+const FEATURE_NOUNS: Record<SwitchedFeature, string> = { commands: 'commands', reports: 'reports', scheduledReports: 'scheduled reports' };
 
 /** Which history of a device its owner's plan serves and keeps; null bounds: all of it. */
 export interface HistoryWindow {
@@ -62,8 +65,9 @@ const LIMIT_NOUNS: Record<CountedLimit, string> = {
 
 function includesFeature({ plan, administrator }: PlanGrant, feature: PlanFeature): boolean {
   if (administrator) return true;
-  const { commands, channels } = plan.features;
-  return feature === 'commands' ? commands : channels === null || channels.includes(feature.channel);
+  if (typeof feature === 'string') return plan.features[feature];
+  const { channels } = plan.features;
+  return channels === null || channels.includes(feature.channel);
 }
 
 /** The checks every entitlement makes from a user's plan, wherever the plan comes from. */
@@ -98,8 +102,9 @@ export abstract class PlanEnforcement implements Entitlement {
     const grant = await this.planOf(userId);
     if (includesFeature(grant, feature)) return;
     const { plan } = grant;
-    const name = feature === 'commands' ? 'commands' : `channels.${feature.channel}`;
-    const message = feature === 'commands' ? `Your plan (${plan.name}) does not include commands` : `Your plan (${plan.name}) does not include the ${feature.channel} channel`;
+    const name = typeof feature === 'string' ? feature : `channels.${feature.channel}`;
+    const message =
+      typeof feature === 'string' ? `Your plan (${plan.name}) does not include ${FEATURE_NOUNS[feature]}` : `Your plan (${plan.name}) does not include the ${feature.channel} channel`;
     throw new AppError('FEATURE_NOT_IN_PLAN', message, { details: [{ path: '/body', message, feature: name }] });
   }
 

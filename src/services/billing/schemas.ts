@@ -42,6 +42,8 @@ export const PlanSchema = Type.Object({
   limits: Type.Object({ devices: Limit, geofences: Limit, shares: Limit, notificationRules: Limit, historyDays: Limit }),
   features: Type.Object({
     commands: Type.Boolean(),
+    reports: Type.Boolean({ description: 'The report routes (/api/reports/...)' }),
+    scheduledReports: Type.Boolean({ description: 'Reports mailed or posted on a schedule' }),
     channels: Type.Union([Type.Array(Type.String()), Type.Null()], { description: 'The notification channels allowed; null: every channel' }),
   }),
 });
@@ -145,7 +147,7 @@ export function toSubscription(row: SubscriptionRow): Static<typeof Subscription
 }
 
 export function toPlanView(plan: PlanView): Static<typeof PlanSchema> {
-  return { id: plan.id, name: plan.name, limits: { ...plan.limits }, features: { commands: plan.features.commands, channels: plan.features.channels && [...plan.features.channels] } };
+  return { id: plan.id, name: plan.name, limits: { ...plan.limits }, features: { ...plan.features, channels: plan.features.channels && [...plan.features.channels] } };
 }
 
 export function toEntitlementAnswer(check: SubscriptionCheck, grant: PlanGrant): Static<typeof EntitlementAnswer> {

@@ -9,6 +9,8 @@ export const TRACKING_ERRORS = {
   UNSUPPORTED_COMMAND: [400, "The device's protocol cannot send this command type"],
   INVALID_COMMAND_ATTRIBUTES: [400, 'The attributes do not fit the command type'],
   SAVED_COMMANDS_LIMIT_REACHED: [409, 'The account holds the most saved commands it may'],
+  REPORT_WINDOW_TOO_LONG: [400, 'The report window is longer than REPORT_MAX_DAYS; narrow it'],
+  REPORT_TOO_MANY_DEVICES: [400, 'The report covers more devices than REPORT_MAX_DEVICES; name fewer devices'],
   COMMAND_QUEUE_FULL: [409, 'The device has the most commands waiting for it that it may: wait until it connects or they expire'],
 } as const satisfies ErrorTable;
 

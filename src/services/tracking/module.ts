@@ -32,6 +32,9 @@ import type { LiveOptions } from './live/hub.ts';
 import { registerLiveRoutes } from './live/routes.ts';
 import { trackingMigrations } from './migrations/index.ts';
 import { registerPositionRoutes } from './positions/routes.ts';
+import { ReportQueryRepository } from './reports/query-repository.ts';
+import { registerReportRoutes } from './reports/routes.ts';
+import { ReportService } from './reports/service.ts';
 import { RetentionJob } from './retention/job.ts';
 import { keepEverything, planRetention } from './retention/policy.ts';
 import type { RetentionPolicy } from './retention/policy.ts';
@@ -106,6 +109,15 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
   const historyCut = new HistoryCut(plans, devices);
   const positions = new PositionService(store, devices, users, historyCut, log);
   const events = new EventService(store, devices, historyCut, ctx.outbox);
+  const reports = new ReportService({
+    store,
+    reports: new ReportQueryRepository(database.db as Kysely<TrackingTables>),
+    devices,
+    users,
+    historyCut,
+    plans,
+    limits: config.reports,
+  });
   const geofences = new GeofenceService(store, devices, users, bus, config.limits, plans);
   const counts: UserCounts<TrackingCount> = { geofences: async (userId) => (await store.geofences.usageOf(userId)).geofences };
   plans?.usage?.contribute(counts);
@@ -215,6 +227,7 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
       registerEventRoutes(app, events);
       registerGeofenceRoutes(app, geofences);
       registerCommandRoutes(app, commands);
+      registerReportRoutes(app, reports);
       await registerLiveRoutes(app, live);
     },
     retention,

@@ -7,9 +7,9 @@ import { MAX_AREA_TEXT_LENGTH } from './geo/index.ts';
 
 
 const Id = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
-const IsoTime = Type.String({ format: 'date-time' });
+export const IsoTime = Type.String({ format: 'date-time' });
 /** A bound of a time range in a query: ISO 8601 with a time zone (RFC 3339). */
-const QueryTime = Type.String({ format: 'date-time', maxLength: 64, description: 'ISO 8601 date-time with time zone, inclusive' });
+export const QueryTime = Type.String({ format: 'date-time', maxLength: 64, description: 'ISO 8601 date-time with time zone, inclusive' });
 const AnyObject = Type.Record(Type.String(), Type.Unknown());
 
 export const PositionSchema = Type.Object({

@@ -20,6 +20,8 @@ export interface TrackingSettings {
    * instance never runs it), RETENTION_CHUNK rows deleted by one statement at most.
    */
   retention: { interval: number; chunkSize: number };
+  /** docs/reports.md, "Limits": REPORT_MAX_DEVICES devices one report covers at most, REPORT_MAX_DAYS the longest window. */
+  reports: { maxDevices: number; maxDays: number };
   /** EVENT_DEFAULTS: server-wide defaults of the event rules by setting name (names checked by the tracking module). */
   eventDefaults: Record<string, number | boolean>;
 }
@@ -41,6 +43,10 @@ export function readTrackingSettings(read: EnvReader): TrackingSettings {
     retention: {
       interval: read.int('RETENTION_INTERVAL', 3600, 0, 7 * 86_400),
       chunkSize: read.int('RETENTION_CHUNK', 5000, 100, 100_000),
+    },
+    reports: {
+      maxDevices: read.int('REPORT_MAX_DEVICES', 1000, 1, 100_000),
+      maxDays: read.int('REPORT_MAX_DAYS', 366, 1, 36_600),
     },
     eventDefaults: read.settings('EVENT_DEFAULTS'),
   };

@@ -47,7 +47,7 @@ describe('plans file', () => {
       name: 'Unlimited',
       rank: 0,
       limits: { devices: null, geofences: null, shares: null, notificationRules: null, historyDays: null },
-      features: { commands: true, channels: null },
+      features: { commands: true, reports: true, scheduledReports: true, channels: null },
     });
   });
 
@@ -56,11 +56,17 @@ describe('plans file', () => {
     assert.deepEqual(catalog.plans.map((plan) => [plan.id, plan.rank]), [['free', 0], ['pro', 1]]);
     assert.equal(catalog.defaultPlan.id, 'free');
     assert.deepEqual(catalog.find('free')?.limits, { devices: 1, geofences: null, shares: null, notificationRules: null, historyDays: null });
-    assert.deepEqual(catalog.find('pro')?.features, { commands: true, channels: null });
+    assert.deepEqual(catalog.find('pro')?.features, { commands: true, reports: true, scheduledReports: true, channels: null });
     assert.equal(catalog.forProduct('stripe', 'price_pro')?.id, 'pro');
     assert.equal(catalog.forProduct('apple', 'app.pro')?.id, 'pro');
     assert.equal(catalog.forProduct('google', 'pro')?.id, 'pro');
     assert.equal(catalog.forProduct('apple', 'price_pro'), undefined, 'a product id counts for its own provider only');
+  });
+
+  it('reads the report features; a missing flag allows', () => {
+    const catalog = loadPlanCatalog(planFile([{ ...FREE, features: { reports: false } }, { ...PRO, features: { scheduledReports: false } }]));
+    assert.deepEqual(catalog.find('free')?.features, { commands: true, reports: false, scheduledReports: true, channels: null });
+    assert.deepEqual(catalog.find('pro')?.features, { commands: true, reports: true, scheduledReports: false, channels: null });
   });
 
   it('plans.example.json is valid: a free default plan and a paid one', () => {
@@ -96,6 +102,8 @@ describe('plans file', () => {
       [[{ ...FREE, features: true }], /plan "free": "features" must be an object/],
       [[{ ...FREE, features: { sms: true } }], /plan "free": unknown feature "sms"/],
       [[{ ...FREE, features: { commands: 'no' } }], /plan "free": feature "commands" must be true or false/],
+      [[{ ...FREE, features: { reports: 1 } }], /plan "free": feature "reports" must be true or false/],
+      [[{ ...FREE, features: { scheduledReports: 'yes' } }], /plan "free": feature "scheduledReports" must be true or false/],
       [[{ ...FREE, features: { channels: 'mail' } }], /plan "free": feature "channels" must be an array/],
       [[{ ...FREE, features: { channels: ['mail', 'sms'] } }], /plan "free": unknown channel "sms" \(known: web, mail/],
       [[FREE, { ...PRO, products: ['price_pro'] }], /plan "pro": "products" must be an object/],

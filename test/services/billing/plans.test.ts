@@ -66,7 +66,7 @@ describeEachEngine('plans: limits, features and what changes a plan', (engine) =
         id: 'free',
         name: 'Free',
         limits: { devices: 2, geofences: 1, shares: 1, notificationRules: 3, historyDays: 7 },
-        features: { commands: false, channels: ['web', 'mail'] },
+        features: { commands: false, reports: true, scheduledReports: true, channels: ['web', 'mail'] },
       };
       const subscriptions = await owner.get(`/api/subscriptions/${owner.userId}`);
       assert.equal(subscriptions.status, 200);

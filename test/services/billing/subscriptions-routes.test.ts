@@ -17,7 +17,7 @@ const UNLIMITED = {
     id: 'default',
     name: 'Unlimited',
     limits: { devices: null, geofences: null, shares: null, notificationRules: null, historyDays: null },
-    features: { commands: true, channels: null },
+    features: { commands: true, reports: true, scheduledReports: true, channels: null },
   },
   usage: { devices: 0, geofences: 0, shares: 0, notificationRules: 0 },
 };

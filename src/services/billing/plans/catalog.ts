@@ -18,6 +18,10 @@ export type PlanLimits = Record<PlanLimit, number | null>;
 
 export interface PlanFeatures {
   commands: boolean;
+  /** The report routes (/api/reports/...) and their downloads. */
+  reports: boolean;
+  /** Reports mailed or posted on a schedule. */
+  scheduledReports: boolean;
   /** The notification channels allowed; null: every channel. */
   channels: readonly string[] | null;
 }
@@ -37,7 +41,9 @@ export interface Plan extends PlanView {
 
 const PROVIDERS: readonly BillingProvider[] = ['stripe', 'apple', 'google'];
 const PLAN_KEYS = new Set(['id', 'name', 'default', 'products', 'limits', 'features']);
-const FEATURE_KEYS = new Set(['commands', 'channels']);
+/** The on/off features; a missing flag allows. */
+const SWITCHED_FEATURES = ['commands', 'reports', 'scheduledReports'] as const;
+const FEATURE_KEYS = new Set<string>([...SWITCHED_FEATURES, 'channels']);
 const ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 /** Product ids as the billing tables store them (255 printable ASCII characters). */
 const PRODUCT_PATTERN = /^[\x21-\x7E]{1,255}$/;
@@ -60,7 +66,7 @@ export class PlanCatalog {
 
   /** Without PLANS_FILE: one default plan that limits nothing, so a self-hosted install is unaffected. */
   static unlimited(): PlanCatalog {
-    const plan: Plan = { id: 'default', name: 'Unlimited', rank: 0, limits: unlimitedLimits(), features: { commands: true, channels: null } };
+    const plan: Plan = { id: 'default', name: 'Unlimited', rank: 0, limits: unlimitedLimits(), features: allFeatures() };
     return new PlanCatalog([plan], plan, new Map());
   }
 
@@ -155,13 +161,23 @@ function limitsOf(value: unknown, named: string): PlanLimits {
   return limits;
 }
 
+function allFeatures(): PlanFeatures {
+  return { commands: true, reports: true, scheduledReports: true, channels: null };
+}
+
 function featuresOf(value: unknown, named: string): PlanFeatures {
-  if (value === undefined) return { commands: true, channels: null };
+  if (value === undefined) return allFeatures();
   if (!isRecord(value)) throw new PlanFileError(`${named}: "features" must be an object`);
   const unknown = Object.keys(value).find((key) => !FEATURE_KEYS.has(key));
-  if (unknown !== undefined) throw new PlanFileError(`${named}: unknown feature "${oneLine(unknown)}" (known: commands, channels)`);
-  const { commands, channels } = value;
-  if (commands !== undefined && typeof commands !== 'boolean') throw new PlanFileError(`${named}: feature "commands" must be true or false`);
+  if (unknown !== undefined) throw new PlanFileError(`${named}: unknown feature "${oneLine(unknown)}" (known: ${[...FEATURE_KEYS].join(', ')})`);
+  const features = allFeatures();
+  for (const name of SWITCHED_FEATURES) {
+    const flag = value[name];
+    if (flag === undefined) continue;
+    if (typeof flag !== 'boolean') throw new PlanFileError(`${named}: feature "${name}" must be true or false`);
+    features[name] = flag;
+  }
+  const { channels } = value;
   if (channels !== undefined) {
     if (!Array.isArray(channels)) throw new PlanFileError(`${named}: feature "channels" must be an array of channel names`);
     const bad = channels.find((channel: unknown) => typeof channel !== 'string' || !(PLAN_CHANNELS as readonly string[]).includes(channel));
@@ -169,7 +185,8 @@ function featuresOf(value: unknown, named: string): PlanFeatures {
       throw new PlanFileError(`${named}: unknown channel ${oneLine(JSON.stringify(bad) ?? String(bad))} (known: ${PLAN_CHANNELS.join(', ')})`);
     }
   }
-  return { commands: commands ?? true, channels: channels === undefined ? null : [...new Set(channels as string[])] };
+  features.channels = channels === undefined ? null : [...new Set(channels as string[])];
+  return features;
 }
 
 function productsOf(value: unknown, named: string): [BillingProvider, string][] {

@@ -17,8 +17,20 @@ const EXTENSIONS: Record<PositionFormat, string> = { json: 'json', gpx: 'gpx', c
  * still gets JSON rather than a 406).
  */
 export function preferredFormat(accept: string | undefined): PositionFormat {
-  if (!accept) return 'json';
-  let best: { format: PositionFormat; q: number } = { format: 'json', q: -1 };
+  return preferredMediaFormat(accept, POSITION_TYPES, 'json');
+}
+
+/** The media types JSON answers to (other formats' tables start from it). */
+export const JSON_TYPES = { 'application/json': 'json', 'application/*': 'json', '*/*': 'json' } as const;
+const POSITION_TYPES: Readonly<Record<string, PositionFormat>> = { ...JSON_TYPES, 'application/gpx+xml': 'gpx', 'text/csv': 'csv' };
+
+/**
+ * Of the formats `byType` names by media type, the one an Accept header prefers (highest q-value;
+ * `fallback` on ties and when nothing supported is named).
+ */
+export function preferredMediaFormat<F extends string>(accept: string | undefined, byType: Readonly<Record<string, F>>, fallback: F): F {
+  if (!accept) return fallback;
+  let best: { format: F; q: number } = { format: fallback, q: -1 };
   for (const part of accept.split(',').slice(0, 32)) {
     const [rawType = '', ...parameters] = part.split(';');
     const type = rawType.trim().toLowerCase();
@@ -28,25 +40,10 @@ export function preferredFormat(accept: string | undefined): PositionFormat {
       if (name?.toLowerCase() === 'q' && value !== undefined) q = Number(value);
     }
     if (!(q > 0)) continue;
-    const format = formatOfType(type);
-    if (format && (q > best.q || (q === best.q && format === 'json'))) best = { format, q };
+    const format = Object.hasOwn(byType, type) ? byType[type] : undefined;
+    if (format && (q > best.q || (q === best.q && format === fallback))) best = { format, q };
   }
   return best.format;
-}
-
-function formatOfType(type: string): PositionFormat | undefined {
-  switch (type) {
-    case 'application/json':
-    case 'application/*':
-    case '*/*':
-      return 'json';
-    case 'application/gpx+xml':
-      return 'gpx';
-    case 'text/csv':
-      return 'csv';
-    default:
-      return undefined;
-  }
 }
 
 export function downloadName(deviceId: number, format: PositionFormat): string {
@@ -192,7 +189,7 @@ export const CSV_COLUMNS = [
  * A text field of RFC 4180 CSV. Text starting with a formula character is prefixed with an
  * apostrophe, so a spreadsheet opening the file shows it instead of evaluating it.
  */
-function csvText(text: string | null): string {
+export function csvText(text: string | null): string {
   if (text === null || text === '') return '';
   const safe = /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
   return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
