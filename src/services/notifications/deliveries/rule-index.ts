@@ -18,7 +18,8 @@ interface TypeIndex {
 
 /**
  * The rules of each event type, in memory, so matching an event costs a map lookup instead of a
- * query per fact. Dropped whenever a rule changes here or (through the bus and Redis) on another
+ * query per fact. Rules that would reach the same recipients on the same conditions are kept once,
+ * the first of them: a user's thousand identical `always` rules are matched as one. Dropped whenever a rule changes here or (through the bus and Redis) on another
  * instance; `ttlMs` bounds what a lost hint leaves behind. The platform cache shares a load among
  * concurrent matches and answers, but never keeps, a load that began before a change.
  */
@@ -50,9 +51,32 @@ export class RuleIndex {
       return { row, alarms: alarmsOf(attributes), webhookHost: hostOf(attributes.webhookUrl) };
     };
     const byDevice = new Map<number, IndexedRule[]>();
-    for (const [deviceId, rows] of named) byDevice.set(deviceId, rows.map(indexed));
-    return { always: always.map(indexed), byDevice };
+    for (const [deviceId, rows] of named) byDevice.set(deviceId, distinct(rows.map(indexed)));
+    return { always: distinct(always.map(indexed)), byDevice };
   }
+}
+
+/**
+ * The first of each set of rules that match the same events and reach the same recipients: the
+ * planner adds nothing for a recipient a rule before reached. What matching reads decides it: the
+ * owner, `always` (which devices the owner may be told of), the channels and the alarms; a webhook
+ * is a recipient of each rule's own.
+ */
+function distinct(rules: readonly IndexedRule[]): IndexedRule[] {
+  const seen = new Set<string>();
+  return rules.filter(({ row, alarms }) => {
+    const channels = (JSON.parse(row.channels) as string[]).toSorted();
+    const key = JSON.stringify([
+      Number(row.user_id),
+      Number(row.always),
+      channels,
+      alarms ? [...alarms].sort() : null,
+      channels.includes('webhook') ? Number(row.id) : null,
+    ]);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
 }
 
 function hostOf(url: unknown): string | null {
