@@ -1,4 +1,5 @@
 import { ReadThroughCache } from '../../../platform/cache.ts';
+import { TimeSlice } from '../../../platform/turns.ts';
 import { alarmsOf } from '../rules.ts';
 import type { NotificationsRepository, RuleRow } from '../repository.ts';
 
@@ -46,37 +47,37 @@ export class RuleIndex {
 
   async #read(type: string): Promise<TypeIndex> {
     const { always, named } = await this.#repository.rulesOfType(type);
-    const indexed = (row: RuleRow): IndexedRule => {
-      const attributes = JSON.parse(row.attributes) as Record<string, unknown>;
-      return { row, alarms: alarmsOf(attributes), webhookHost: hostOf(attributes.webhookUrl) };
+    // A type may have many thousands of rules: read a slice at a time, as matching runs.
+    const slice = new TimeSlice();
+    const distinct = async (rows: readonly RuleRow[]): Promise<IndexedRule[]> => {
+      const seen = new Set<string>();
+      const kept: IndexedRule[] = [];
+      for (const row of rows) {
+        await slice.pause();
+        const attributes = JSON.parse(row.attributes) as Record<string, unknown>;
+        const rule: IndexedRule = { row, alarms: alarmsOf(attributes), webhookHost: hostOf(attributes.webhookUrl) };
+        const key = recipientsKey(rule);
+        if (seen.has(key)) continue;
+        seen.add(key);
+        kept.push(rule);
+      }
+      return kept;
     };
     const byDevice = new Map<number, IndexedRule[]>();
-    for (const [deviceId, rows] of named) byDevice.set(deviceId, distinct(rows.map(indexed)));
-    return { always: distinct(always.map(indexed)), byDevice };
+    for (const [deviceId, rows] of named) byDevice.set(deviceId, await distinct(rows));
+    return { always: await distinct(always), byDevice };
   }
 }
 
 /**
- * The first of each set of rules that match the same events and reach the same recipients: the
- * planner adds nothing for a recipient a rule before reached. What matching reads decides it: the
- * owner, `always` (which devices the owner may be told of), the channels and the alarms; a webhook
- * is a recipient of each rule's own.
+ * What decides the recipients a rule reaches and when: its owner, `always` (which devices the
+ * owner may be told of), its channels and its alarms; a webhook is a recipient of each rule's own.
+ * Of the rules with one key the index keeps the first: the planner adds nothing for a recipient
+ * that a rule before reached.
  */
-function distinct(rules: readonly IndexedRule[]): IndexedRule[] {
-  const seen = new Set<string>();
-  return rules.filter(({ row, alarms }) => {
-    const channels = (JSON.parse(row.channels) as string[]).toSorted();
-    const key = JSON.stringify([
-      Number(row.user_id),
-      Number(row.always),
-      channels,
-      alarms ? [...alarms].sort() : null,
-      channels.includes('webhook') ? Number(row.id) : null,
-    ]);
-    if (seen.has(key)) return false;
-    seen.add(key);
-    return true;
-  });
+function recipientsKey({ row, alarms }: IndexedRule): string {
+  const channels = (JSON.parse(row.channels) as string[]).toSorted();
+  return JSON.stringify([Number(row.user_id), Number(row.always), channels, alarms ? [...alarms].sort() : null, channels.includes('webhook') ? Number(row.id) : null]);
 }
 
 function hostOf(url: unknown): string | null {
