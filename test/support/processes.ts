@@ -28,7 +28,11 @@ export async function startProcess(env: Record<string, string>, options: { scrip
   let output = '';
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`process did not start:\n${output}`)), timeoutMs);
+    const timer = setTimeout(() => {
+      // Not left running when the caller gives up on it.
+      child.kill('SIGKILL');
+      reject(new Error(`process did not start:\n${output}`));
+    }, timeoutMs);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const match = /API\s+(http:\/\/[^\s]+)\/api/.exec(output);
