@@ -15,10 +15,14 @@ function schedule(): void {
 
 function releaseOne(): void {
   scheduled = false;
-  const next = waiting.shift();
-  // Scheduled while immediates run: the next waiter goes in the next iteration, after the loop has polled for I/O.
-  if (waiting.length > 0) schedule();
-  next?.();
+  waiting.shift()?.();
+  // The next waiter in the next iteration, after the loop has polled for I/O. Scheduled from a
+  // microtask: an immediate scheduled from within an immediate's callback left the loop's poll
+  // waiting for its next timer or I/O (milliseconds per waiter, measured on Node 24), one scheduled
+  // from a microtask does not.
+  queueMicrotask(() => {
+    if (waiting.length > 0) schedule();
+  });
 }
 
 /**

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { nextTurn, TimeSlice } from '../../src/platform/turns.ts';
 
 describe('taking turns', () => {
-  it('resolves one waiter per iteration of the event loop: what the first schedules runs before the third', async () => {
+  it('resolves one waiter per iteration of the event loop: what the first schedules runs before the second', async () => {
     const order: string[] = [];
     await Promise.all([
       nextTurn().then(() => {
@@ -14,7 +14,7 @@ describe('taking turns', () => {
       nextTurn().then(() => order.push('third')),
     ]);
     // With setImmediate alone the three run back to back, and what the first scheduled after them all.
-    assert.deepEqual(order, ['first', 'second', 'scheduled by the first', 'third']);
+    assert.deepEqual(order, ['first', 'scheduled by the first', 'second', 'third']);
   });
 
   it('lets a slice run while under its budget and gives a turn once it is spent', async () => {
