@@ -16,6 +16,11 @@ import { BENCH_ADMIN, benchServerEnv, loginBenchAdmin } from './server.ts';
 const RULES = 1000;
 const TARGETS = 20;
 const BASELINE_READS = 200;
+/**
+ * BENCH_FANOUT_PROFILE=<dir>: the server runs with `--cpu-prof` and writes its profile into <dir>
+ * when it stops (read the top self times with `node bench/cpu-profile.ts <dir>/*.cpuprofile`).
+ */
+const PROFILE_DIR = process.env.BENCH_FANOUT_PROFILE;
 
 /**
  * One OsmAnd alarm to an account with 1 000 `always` alarm rules and 20 Web Push targets, on a
@@ -29,7 +34,9 @@ export async function benchNotificationFanout(): Promise<Figure[]> {
   let server: RunningProcess | undefined;
   try {
     const osmandPort = await freePort();
-    server = await startProcess(benchServerEnv(dir, { OSMAND_PORT: String(osmandPort), NOTIFY_ALLOW_PRIVATE_URLS: 'true' }));
+    server = await startProcess(benchServerEnv(dir, { OSMAND_PORT: String(osmandPort), NOTIFY_ALLOW_PRIVATE_URLS: 'true' }), {
+      nodeArgs: PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-interval=100', `--cpu-prof-dir=${path.resolve(PROFILE_DIR)}`] : [],
+    });
     const base = server.url;
     const [uniqueId] = simulatedIds('863000000000000', 1);
     await registerDevices({ url: base, ...BENCH_ADMIN, protocol: 'osmand', uniqueIds: [uniqueId as string], speedKmh: 50, stopSeconds: 60 });

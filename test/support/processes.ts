@@ -18,16 +18,21 @@ const MAIN = path.resolve(import.meta.dirname, '../../src/main.ts');
  * Starts `npm start`'s entry point (or another script that prints the same `API  <url>/api` line)
  * as a real process and waits until it has printed where it listens.
  */
-export async function startProcess(env: Record<string, string>, options: { script?: string; timeoutMs?: number } = {}): Promise<RunningProcess> {
+export async function startProcess(env: Record<string, string>, options: { script?: string; timeoutMs?: number; nodeArgs?: readonly string[] } = {}): Promise<RunningProcess> {
   const timeoutMs = options.timeoutMs ?? 30_000;
-  const child = spawn(process.execPath, [options.script ?? MAIN], {
+  // `nodeArgs` are Node's own options (`--cpu-prof`, for one): NODE_OPTIONS does not reach the child, whose env is set here.
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), options.script ?? MAIN], {
     env: { PATH: process.env.PATH, PORT: '0', METRICS_PORT: '0', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`process did not start:\n${output}`)), timeoutMs);
+    const timer = setTimeout(() => {
+      // Not left running when the caller gives up on it.
+      child.kill('SIGKILL');
+      reject(new Error(`process did not start:\n${output}`));
+    }, timeoutMs);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       const match = /API\s+(http:\/\/[^\s]+)\/api/.exec(output);

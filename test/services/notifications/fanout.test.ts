@@ -12,7 +12,18 @@ import { WebhookReceiver } from './helpers.ts';
 
 const RULES = 1000;
 const TARGETS = 20;
-const SAMPLES = 60;
+const BASELINE_READS = 100;
+/** The reader's pace: a read every 4 ms, timed from when it was due (see `readPaced`). */
+const PACE_MS = 4;
+/**
+ * What a read may take beyond twice the baseline's 95th percentile: 3 ms. Reads are timed from when
+ * they were due, so a timer's 1 ms granularity is in every figure; beyond it, a read can wait for
+ * one time slice of the kernel's scheduler on this 2-core machine shared with other processes
+ * (EEVDF's base slice, 0.75 ms × (1 + log2 2 CPUs) = 1.5 ms) that the baseline's reads happened
+ * not to wait for. A loop held for tens of milliseconds, as one batch of matching or sending did,
+ * is far outside it.
+ */
+const ALLOWANCE_MS = 3;
 
 function percentile(values: readonly number[], fraction: number): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -22,7 +33,8 @@ function percentile(values: readonly number[], fraction: number): number {
 /**
  * One alarm reaching a user with 1 000 `always` rules and 20 Web Push targets (DESIGN §5.6): one
  * delivery per target, whatever the number of rules, and other users' reads stay fast while it
- * drains. The reads are compared with a baseline taken in the same test, as a ratio with slack.
+ * drains. The reads are compared with a baseline taken in the same test: another user reads back to
+ * back, before the alarm and then from the alarm until the last push has arrived.
  */
 describeEachEngine('notification fan-out', (engine) => {
   let server: TestServer;
@@ -56,31 +68,44 @@ describeEachEngine('notification fan-out', (engine) => {
     await receiver.close();
   });
 
-  async function readLatencies(until: () => boolean | Promise<boolean>): Promise<number[]> {
+  /**
+   * Reads GET /api/devices/ as another user, one every PACE_MS, until `done`; each read's latency is
+   * counted from when it was due (or, when the read before it ended later, from then): the reader
+   * shares this process's event loop with the server, and a read that could not even be sent while
+   * the loop was held waited all the same. Timing from the send would hide every stall that fell
+   * between two reads.
+   */
+  async function readPaced(done: (reads: number) => boolean): Promise<number[]> {
     const latencies: number[] = [];
-    while (latencies.length < SAMPLES || !(await until())) {
-      const started = performance.now();
+    const start = performance.now();
+    let free = start;
+    while (!done(latencies.length)) {
+      const due = Math.max(start + latencies.length * PACE_MS, free);
+      const early = due - performance.now();
+      if (early > 0) await sleep(early);
+      const sent = performance.now();
       const reply = await reader.get('/api/devices/');
-      latencies.push(performance.now() - started);
+      free = performance.now();
+      // From when it was due, or from its send when the timer fired early (timers round to the millisecond).
+      latencies.push(free - Math.min(due, sent));
       assert.equal(reply.status, 200);
       assert.equal(reply.body.length, 20);
-      if (latencies.length > 100 * SAMPLES) assert.fail('the fan-out did not drain');
-      // A reader's next request comes a moment later, as a browser's does; meanwhile the server's timers run.
-      await sleep(5);
+      if (free - start > 120_000) assert.fail('the reads did not end');
     }
     return latencies;
   }
 
   it("queues one delivery per target whatever the number of rules, and other users' reads stay fast while it drains", async () => {
-    const baseline = await readLatencies(() => true);
+    // A test notification loads what sending needs (templates, encryption), as the first push after a start would.
+    assert.equal((await heavy.post('/api/notifications/test', { channel: 'webpush' })).status, 200);
+    const warmedUp = pushService.received.length;
+
+    const baseline = await readPaced((reads) => reads >= BASELINE_READS);
     const raisedAt = performance.now();
     const [eventId] = await server.tracking!.api.storeEvents([{ type: 'alarm', eventTime: Date.now(), deviceId: heavyDevice, attributes: { alarm: 'sos' } }]);
-    let drainedAt = 0;
-    const during = await readLatencies(() => {
-      if (pushService.received.length < TARGETS) return false;
-      drainedAt ||= performance.now();
-      return true;
-    });
+    // Planned now, as the hint that follows an ingested event's commit would have it, rather than at the outbox's next poll.
+    server.outbox!.wake();
+    const during = await readPaced(() => pushService.received.length >= warmedUp + TARGETS);
     const figures = {
       engine: engine.name,
       baselineP50: percentile(baseline, 0.5),
@@ -89,7 +114,7 @@ describeEachEngine('notification fan-out', (engine) => {
       duringP95: percentile(during, 0.95),
       duringMax: Math.max(...during),
       reads: during.length,
-      drainMs: drainedAt - raisedAt,
+      drainMs: performance.now() - raisedAt,
     };
     console.log(`fan-out of ${RULES} rules x ${TARGETS} targets: ${JSON.stringify(figures, (_key, value: unknown) => (typeof value === 'number' ? Math.round(value * 10) / 10 : value))}`);
 
@@ -99,11 +124,14 @@ describeEachEngine('notification fan-out', (engine) => {
       const states = await server.database!.db.selectFrom('notification_deliveries' as never).select('state' as never).where('event_id' as never, '=', eventId as never).execute();
       return states.every((row) => (row as { state: string }).state === 'sent');
     }, 'every delivery recorded as sent');
-    assert.equal(pushService.received.length, TARGETS, 'each browser told once');
-    assert.equal(new Set(pushService.received.map((push) => push.endpoint)).size, TARGETS);
+    const pushed = pushService.received.slice(warmedUp);
+    assert.equal(pushed.length, TARGETS, 'each browser told once');
+    assert.equal(new Set(pushed.map((push) => push.endpoint)).size, TARGETS);
     assert.deepEqual(pushService.refused, []);
-    // Generous: twice the baseline's 95th percentile and 25 ms, so a busy machine does not fail it, a stalled database does.
-    assert.ok(figures.duringP95 <= 2 * figures.baselineP95 + 25, `reads during the fan-out: p95 ${figures.duringP95.toFixed(1)} ms against ${figures.baselineP95.toFixed(1)} ms before`);
+    assert.ok(
+      figures.duringP95 <= 2 * figures.baselineP95 + ALLOWANCE_MS,
+      `reads during the fan-out: p95 ${figures.duringP95.toFixed(1)} ms against ${figures.baselineP95.toFixed(1)} ms before (at most twice that and ${ALLOWANCE_MS} ms)`,
+    );
   });
 
   it('writes a webhook per rule and one mail per user in several chunks, each once', async () => {

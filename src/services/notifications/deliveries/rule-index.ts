@@ -1,4 +1,5 @@
 import { ReadThroughCache } from '../../../platform/cache.ts';
+import { TimeSlice } from '../../../platform/turns.ts';
 import { alarmsOf } from '../rules.ts';
 import type { NotificationsRepository, RuleRow } from '../repository.ts';
 
@@ -18,7 +19,8 @@ interface TypeIndex {
 
 /**
  * The rules of each event type, in memory, so matching an event costs a map lookup instead of a
- * query per fact. Dropped whenever a rule changes here or (through the bus and Redis) on another
+ * query per fact. Rules that would reach the same recipients on the same conditions are kept once,
+ * the first of them: a user's thousand identical `always` rules are matched as one. Dropped whenever a rule changes here or (through the bus and Redis) on another
  * instance; `ttlMs` bounds what a lost hint leaves behind. The platform cache shares a load among
  * concurrent matches and answers, but never keeps, a load that began before a change.
  */
@@ -45,14 +47,37 @@ export class RuleIndex {
 
   async #read(type: string): Promise<TypeIndex> {
     const { always, named } = await this.#repository.rulesOfType(type);
-    const indexed = (row: RuleRow): IndexedRule => {
-      const attributes = JSON.parse(row.attributes) as Record<string, unknown>;
-      return { row, alarms: alarmsOf(attributes), webhookHost: hostOf(attributes.webhookUrl) };
+    // A type may have many thousands of rules: read a slice at a time, as matching runs.
+    const slice = new TimeSlice();
+    const distinct = async (rows: readonly RuleRow[]): Promise<IndexedRule[]> => {
+      const seen = new Set<string>();
+      const kept: IndexedRule[] = [];
+      for (const row of rows) {
+        await slice.pause();
+        const attributes = JSON.parse(row.attributes) as Record<string, unknown>;
+        const rule: IndexedRule = { row, alarms: alarmsOf(attributes), webhookHost: hostOf(attributes.webhookUrl) };
+        const key = recipientsKey(rule);
+        if (seen.has(key)) continue;
+        seen.add(key);
+        kept.push(rule);
+      }
+      return kept;
     };
     const byDevice = new Map<number, IndexedRule[]>();
-    for (const [deviceId, rows] of named) byDevice.set(deviceId, rows.map(indexed));
-    return { always: always.map(indexed), byDevice };
+    for (const [deviceId, rows] of named) byDevice.set(deviceId, await distinct(rows));
+    return { always: await distinct(always), byDevice };
   }
+}
+
+/**
+ * What decides the recipients a rule reaches and when: its owner, `always` (which devices the
+ * owner may be told of), its channels and its alarms; a webhook is a recipient of each rule's own.
+ * Of the rules with one key the index keeps the first: the planner adds nothing for a recipient
+ * that a rule before reached.
+ */
+function recipientsKey({ row, alarms }: IndexedRule): string {
+  const channels = (JSON.parse(row.channels) as string[]).toSorted();
+  return JSON.stringify([Number(row.user_id), Number(row.always), channels, alarms ? [...alarms].sort() : null, channels.includes('webhook') ? Number(row.id) : null]);
 }
 
 function hostOf(url: unknown): string | null {

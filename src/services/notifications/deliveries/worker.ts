@@ -1,7 +1,8 @@
-import { setImmediate as turn, setTimeout as sleep } from 'node:timers/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import { randomToken } from '../../../platform/crypto.ts';
 import type { RateLimiter, RateRule } from '../../../platform/rate-limit.ts';
+import { nextTurn } from '../../../platform/turns.ts';
 import type { QueueMetrics } from '../../../platform/work/metrics.ts';
 import { HandlerTimeoutError, renewEvery, retryDelay, runWithTimeout } from '../../../platform/work/queue.ts';
 import type { WorkSettings } from '../../../platform/work/queue.ts';
@@ -320,9 +321,9 @@ export class DeliveryWorker {
   }
 
   async #dispatch(row: DeliveryRow, lease: string, signal: AbortSignal): Promise<void> {
-    // Each delivery starts in a turn of its own: on SQLite its queries complete without giving the
-    // event loop back, so a claim's deliveries run back to back would hold requests waiting meanwhile.
-    await turn();
+    // Each delivery starts in a loop iteration of its own: on SQLite its queries complete without giving
+    // the event loop back, so a claim's deliveries run back to back would hold requests waiting meanwhile.
+    await nextTurn();
     const { repository, metrics } = this.#options;
     const id = Number(row.id);
     const channel = row.channel as Channel;

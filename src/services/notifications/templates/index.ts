@@ -68,13 +68,28 @@ function optional<K extends keyof MessageFields>(key: K, value: string | undefin
   return value === undefined ? {} : { [key]: value };
 }
 
+/** Formatters by language and zone: building one costs a fifth of a millisecond, formatting with it microseconds. */
+const formats = new Map<string, Intl.DateTimeFormat>();
+/** Users name a few zones and languages each; the bound keeps odd values from growing the map. */
+const FORMATS_KEPT = 500;
+
 /** The time in the user's timezone and language; UTC when the zone is unknown to this runtime. */
 function formatTime(iso: string | null, language: string, timezone: string | null): string {
   const at = iso === null ? new Date() : new Date(iso);
+  return formatOf(language, timezone ?? 'UTC').format(at);
+}
+
+function formatOf(language: string, timeZone: string): Intl.DateTimeFormat {
+  const key = `${language}|${timeZone}`;
+  let format = formats.get(key);
+  if (format) return format;
   const options: Intl.DateTimeFormatOptions = { dateStyle: 'medium', timeStyle: 'long' };
   try {
-    return new Intl.DateTimeFormat(language, { ...options, timeZone: timezone ?? 'UTC' }).format(at);
+    format = new Intl.DateTimeFormat(language, { ...options, timeZone });
   } catch {
-    return new Intl.DateTimeFormat('en', { ...options, timeZone: 'UTC' }).format(at);
+    format = new Intl.DateTimeFormat('en', { ...options, timeZone: 'UTC' });
   }
+  if (formats.size >= FORMATS_KEPT) formats.clear();
+  formats.set(key, format);
+  return format;
 }
