@@ -20,6 +20,7 @@ export const t = {
   no: 'no',
   nav: {
     label: 'Main',
+    menu: 'Menu',
     map: 'Map',
     claim: 'Add device',
     geofences: 'Geofences',
@@ -118,6 +119,16 @@ export const t = {
     mapLabel: 'Map of your devices',
     mapUnavailable: 'The map could not be shown in this browser. The device list still works.',
     details: 'Details',
+    commands: 'Commands',
+    share: 'Share',
+    closeCard: (name: string) => `Close ${name}`,
+    sheet: {
+      label: (state: string) => `Device list: ${state}`,
+      states: { peek: 'collapsed', half: 'half the screen', full: 'full screen' } as Record<string, string>,
+      more: 'Show more of the list',
+      less: 'Show less of the list',
+    },
+    tilesFailed: 'The map background did not load; your devices still show. Operators: check MAP_STYLE_URL.',
   },
   claim: {
     title: 'Add a device',

@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import type { FormEvent } from 'react';
 import type { Device, DevicePermissions } from '../../../src/client/index.ts';
 import { api } from '../api.ts';
@@ -24,7 +24,19 @@ export default function DevicePage({ params }: { params: Record<string, string> 
       </Page>
     );
   }
-  const value = device.data;
+  return <DeviceSections device={device.data} />;
+}
+
+/** The device's sections; an address naming one (`#device-commands`, `#device-sharing`, from the map's card) scrolls to it and focuses its heading. */
+function DeviceSections({ device: value }: { device: Device }) {
+  const id = value.id;
+  useEffect(() => {
+    const target = window.location.hash ? document.getElementById(window.location.hash.slice(1)) : null;
+    if (!target) return;
+    target.tabIndex = -1;
+    target.focus({ preventScroll: true });
+    target.scrollIntoView({ block: 'start' });
+  }, []);
   return (
     <Page title={value.name} wide>
       <p className="row">
