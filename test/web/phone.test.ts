@@ -126,6 +126,45 @@ describe('web app: phone first, and the map that names its devices', { skip: una
     await assertInView(page, '.live-events', 'the latest events');
     await captureScreen(page, 'map-device-card');
   });
+
+  it('shows speeds in the unit chosen on the account screen, saved in the account', async () => {
+    await page.goto(`${web.url}/account`);
+    await page.getByRole('heading', { name: t.account.units }).waitFor();
+    await page.getByRole('group', { name: t.account.speedUnit }).getByLabel(t.account.speedUnits.mph as string).check();
+    await page.getByRole('group', { name: t.account.distanceUnit }).getByLabel(t.account.distanceUnits.mi as string).check();
+    await page.getByRole('button', { name: t.account.saveUnits }).click();
+    await page.getByRole('region', { name: t.account.units }).getByText(t.saved).waitFor();
+    await captureScreen(page, 'account-units');
+    const profile = await page.evaluate(async () => (await fetch('/api/auth/profile')).json() as Promise<{ attributes: Record<string, unknown> }>);
+    assert.deepEqual([profile.attributes.speedUnit, profile.attributes.distanceUnit], ['mph', 'mi']);
+    // 10 knots reported: 11.5 mph.
+    await page.goto(`${web.url}/`);
+    await page.getByRole('button', { name: new RegExp(TRACKED.name) }).click();
+    await page.getByRole('region', { name: TRACKED.name }).getByText(/· 12 mph$/).waitFor();
+    await page.getByRole('region', { name: TRACKED.name }).getByRole('link', { name: t.map.details }).click();
+    await page.getByRole('definition').filter({ hasText: /^12 mph$/ }).waitFor();
+    // After a reload too, and back to km/h.
+    await page.goto(`${web.url}/account`);
+    assert.equal(await page.getByRole('group', { name: t.account.speedUnit }).getByLabel(t.account.speedUnits.mph as string).isChecked(), true);
+    await page.getByRole('group', { name: t.account.speedUnit }).getByLabel(t.account.speedUnits.kmh as string).check();
+    await page.getByRole('button', { name: t.account.saveUnits }).click();
+    await page.getByRole('region', { name: t.account.units }).getByText(t.saved).waitFor();
+  });
+
+  it("writes dates and numbers in the browser's language", async () => {
+    const german = await browser.newContext({ viewport: { width: 1280, height: 800 }, locale: 'de-DE' });
+    try {
+      const other = await german.newPage();
+      await signInOnPage(other, web, 'rider@example.com', password);
+      await other.getByRole('button', { name: new RegExp(TRACKED.name) }).click();
+      await other.getByRole('region', { name: TRACKED.name }).getByRole('link', { name: t.map.details }).click();
+      await other.getByRole('definition').filter({ hasText: /^52,52000, 13,40500$/ }).waitFor();
+      await other.getByRole('definition').filter({ hasText: /^\d{2}\.\d{2}\.\d{4}, \d{2}:\d{2}:\d{2}$/ }).waitFor();
+      await other.getByRole('definition').filter({ hasText: /^19 km\/h$/ }).waitFor();
+    } finally {
+      await german.close();
+    }
+  });
 });
 
 /** The heading named `name` has the focus (the device page moves it there for `#…` addresses). */

@@ -125,9 +125,10 @@ export function useMap(): SharedMap {
 /**
  * Where a screen shows the shared map: the map's element moves in here while the screen is shown,
  * and the layer components among `children` put their sources, layers and handlers on it and take
- * them off again when they unmount.
+ * them off again when they unmount. `busy`: the screen's data is on its way, so the map says it is
+ * loading and takes no clicks.
  */
-export function MapView({ label, className = 'map', children }: { label: string; className?: string; children?: ReactNode }) {
+export function MapView({ label, className = 'map', busy = false, children }: { label: string; className?: string; busy?: boolean; children?: ReactNode }) {
   const container = useRef<HTMLDivElement>(null);
   const { state, shared: ready } = useSharedMap();
   const noTiles = useTilesFailing();
@@ -143,7 +144,12 @@ export function MapView({ label, className = 'map', children }: { label: string;
     <div className={className}>
       <div ref={container} className="map-canvas" role="region" aria-label={label} data-state={state} />
       {ready && <MapContext value={ready}>{children}</MapContext>}
-      {state === 'loading' && <Loading />}
+      {(state === 'loading' || busy) && (
+        // While the screen's data is on its way the map takes no clicks (the overlay catches them): it is about to move.
+        <div className="map-busy" data-busy={busy}>
+          <Loading />
+        </div>
+      )}
       {state === 'ready' && noTiles && (
         <p className="note info map-notice" role="status">
           {t.map.tilesFailed}

@@ -9,6 +9,7 @@ import type { DevicePoint } from '../map/layers/DevicePositions.tsx';
 import { FitToPoints, FollowPoint } from '../map/layers/FitToPoints.tsx';
 import { MapPadding } from '../map/layers/MapPadding.tsx';
 import { MapView } from '../map/MapView.tsx';
+import { formatSpeed, useUnits } from '../format.ts';
 import { dateTime, relativeTime, t } from '../i18n.ts';
 import { useLive } from '../live.ts';
 import { Link } from '../router.tsx';
@@ -92,7 +93,7 @@ export default function MapScreen() {
 
   const selectedDevice = devices.data.find((device) => device.id === selected);
   return (
-    <div className="map-screen">
+    <div className="map-screen with-sheet">
       <aside ref={sheetCover.ref} className="panel sheet" data-sheet={sheet} aria-labelledby="devices-heading">
         <SheetGrip state={sheet} onChange={setSheet} />
         <div className="row spread">
@@ -195,6 +196,7 @@ function SelectedDevice({ device, position, follow, onFollow, onClose }: {
   onFollow: (follow: boolean) => void;
   onClose: () => void;
 }) {
+  const units = useUnits();
   return (
     <section className="card selected" aria-labelledby="selected-device">
       <div className="row spread">
@@ -206,7 +208,7 @@ function SelectedDevice({ device, position, follow, onFollow, onClose }: {
       <p>
         <StatusDot status={device.status} /> {t.status[device.status]} · {t.map.lastUpdate(relativeTime(device.lastUpdate))}
       </p>
-      <p>{position ? dateTime(position.fixTime) : t.map.noPosition}</p>
+      <p>{position ? t.map.fixAt(dateTime(position.fixTime), formatSpeed(position.speed, units.speed)) : t.map.noPosition}</p>
       <div className="row wrap actions">
         {position && (
           <label className="check">
