@@ -107,7 +107,11 @@ export default function MapScreen() {
             device={selectedDevice}
             position={positions.get(selectedDevice.id)}
             follow={follow}
-            onFollow={setFollow}
+            onFollow={(on) => {
+              setFollow(on);
+              // Following ends where the device is, not back at the device chosen earlier.
+              setCentreOn(undefined);
+            }}
             onClose={() => {
               setSelected(undefined);
               setFollow(false);
