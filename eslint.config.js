@@ -48,7 +48,7 @@ export default tseslint.config(
   {
     // The web app's service worker: plain JavaScript served as it is, in the worker's scope.
     files: ['web/public/sw.js'],
-    languageOptions: { globals: { self: 'readonly' } },
+    languageOptions: { globals: { self: 'readonly', caches: 'readonly', fetch: 'readonly', console: 'readonly', URL: 'readonly' } },
   },
   {
     // The SDK runs in browsers and apps: no server code.

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { ConfigError, loadConfig } from './config.ts';
 import type { Config } from './config.ts';
+import { checkMapStyle } from './gateway/map-style-check.ts';
 import { listenAsConfigured } from './platform/listen-errors.ts';
 import { createServer } from './server.ts';
 
@@ -25,6 +26,7 @@ await listenAsConfigured({ portVariable: 'PORT', port: config.port, hostVariable
   server.app.listen({ port: config.port, host: config.host }),
 ).catch(stopOnConfigError);
 printWelcome(config, server.app.server.address(), server.metricsUrl);
+if (config.gateway) printMapStyleCheck(config, server.app.server.address());
 
 let stopping = false;
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
@@ -42,9 +44,19 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   });
 }
 
-function printWelcome(config: Config, address: ReturnType<typeof server.app.server.address>, metricsUrl: string | undefined): void {
+function baseUrl(config: Config, address: ReturnType<typeof server.app.server.address>): string {
   const port = typeof address === 'object' && address ? address.port : config.port;
-  const base = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+  return `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+}
+
+/** A line after the banner, once known (start does not wait for it): whether the web app's map style and its tiles can be read. */
+function printMapStyleCheck(config: Config, address: ReturnType<typeof server.app.server.address>): void {
+  const local = baseUrl({ ...config, host: ['0.0.0.0', '::'].includes(config.host) ? '127.0.0.1' : config.host }, address);
+  void checkMapStyle(config.mapStyleUrl, local).then(({ detail }) => console.log(`  Map style    ${config.mapStyleUrl}: ${detail} (MAP_STYLE_URL)`));
+}
+
+function printWelcome(config: Config, address: ReturnType<typeof server.app.server.address>, metricsUrl: string | undefined): void {
+  const base = baseUrl(config, address);
   const lines = [
     `Trackstack is running (${[...config.services, ...(config.gateway ? ['gateway'] : [])].join(', ')})`,
     ...(config.gateway ? [`  Web app      ${base}/`] : []),

@@ -3,7 +3,7 @@
  * it builds only when web/, src/client/ or the lockfile changed since the last build, so
  * `npm ci && npm start` serves the app with no further step and restarts stay quick.
  */
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
@@ -38,6 +38,9 @@ export async function buildWebApp(): Promise<void> {
     server: { fs: { allow: [rootDir] } },
     build: { outDir, emptyOutDir: true, target: 'es2022', sourcemap: false, chunkSizeWarningLimit: 1500, reportCompressedSize: false },
   });
+  // Every built asset (each screen's chunk too), for the service worker's offline shell (web/public/sw.js).
+  const assets = readdirSync(path.join(outDir, 'assets')).map((name) => `/assets/${name}`);
+  writeFileSync(path.join(outDir, 'shell-assets.json'), JSON.stringify(assets));
 }
 
 /** What the browser fetches before the first screen: the entry module, its preloads and stylesheets, gzip-compressed as served. */

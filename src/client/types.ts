@@ -54,6 +54,8 @@ export interface ProfileChanges {
   phone?: string | null;
   timezone?: string | null;
   language?: string | null;
+  speedUnit?: 'kmh' | 'mph' | 'kn' | null;
+  distanceUnit?: 'km' | 'mi' | null;
 }
 
 export interface TwoFactorSetupResponse {

@@ -257,5 +257,13 @@ describe('web app: the map when every tile fails to load', { skip: unavailable }
     await page.locator('.map-canvas[data-state="ready"]').waitFor();
     assert.ok(refusedTiles > 0, 'the map asked for tiles');
     assert.equal(await page.getByRole('alert').filter({ hasText: t.map.mapUnavailable }).count(), 0);
+    // Not silently grey: the page says the background is missing and names the setting to check.
+    await page.getByRole('status').filter({ hasText: 'MAP_STYLE_URL' }).waitFor();
+    await page.getByRole('button', { name: /Offline van/ }).waitFor();
+    // The style's credits (an OpenStreetMap link) pass axe in both themes, at both widths.
+    const credits = page.getByRole('link', { name: 'OpenStreetMap' });
+    if (!(await credits.isVisible())) await page.locator('.maplibregl-ctrl-attrib-button').click();
+    await credits.waitFor();
+    await captureScreen(page, 'map-tiles-failed');
   });
 });

@@ -332,7 +332,9 @@ describe('web app: devices, live map, history, geofences', { skip: unavailable }
       const touch = await phone.newPage();
       touch.setDefaultTimeout(45_000);
       await signInOnPage(touch, web, 'owner@example.com', password);
-      await touch.getByRole('link', { name: t.nav.geofences }).click();
+      // At 360 px the links are behind the menu.
+      await touch.getByRole('button', { name: t.nav.menu }).tap();
+      await touch.getByRole('link', { name: t.nav.geofences }).tap();
       await touch.locator('.map-canvas[data-state="ready"]').waitFor();
       const before = polygonRing(await geofenceArea(touch, 'Gate'));
       await touch.getByRole('button', { name: `${t.edit} Gate` }).tap();
@@ -381,6 +383,7 @@ describe('web app: devices, live map, history, geofences', { skip: unavailable }
       const scanner = await phone.newPage();
       scanner.setDefaultTimeout(15_000);
       await signInOnPage(scanner, web, 'owner@example.com', password);
+      await scanner.getByRole('button', { name: t.nav.menu }).click();
       await scanner.getByRole('link', { name: t.nav.claim }).click();
       await scanner.getByRole('button', { name: t.claim.scan }).click();
       await scanner.getByText('tracker-0002').waitFor();

@@ -1,5 +1,5 @@
 import { useQueryClient } from '@tanstack/react-query';
-import { lazy, Suspense, useEffect } from 'react';
+import { lazy, Suspense, useEffect, useRef, useState } from 'react';
 import type { ComponentType, LazyExoticComponent } from 'react';
 import type { User } from '../../src/client/index.ts';
 import { t } from './i18n.ts';
@@ -83,21 +83,7 @@ export function App() {
           <img src="/favicon.svg" alt="" width="24" height="24" />
           {t.appName}
         </Link>
-        {user && (
-          <nav aria-label={t.nav.label}>
-            <NavLink to="/" path={path} label={t.nav.map} />
-            <NavLink to="/claim" path={path} label={t.nav.claim} />
-            <NavLink to="/geofences" path={path} label={t.nav.geofences} />
-            <NavLink to="/events" path={path} label={t.nav.events} />
-            <NavLink to="/notifications" path={path} label={t.nav.notifications} />
-            <NavLink to="/account" path={path} label={t.nav.account} />
-            <NavLink to="/plan" path={path} label={t.nav.plan} />
-            {user.administrator && <NavLink to="/admin" path={path} label={t.nav.admin} />}
-            <button type="button" className="link" onClick={() => void signOut(queryClient).then(() => navigate('/login'))}>
-              {t.nav.signOut}
-            </button>
-          </nav>
-        )}
+        {user && <MainNav path={path} administrator={user.administrator} onSignOut={() => void signOut(queryClient).then(() => navigate('/login'))} />}
       </header>
       <main id="main">
         <ScreenBoundary resetKey={path} onRetry={() => queryClient.removeQueries({ type: 'inactive' })}>
@@ -105,6 +91,56 @@ export function App() {
         </ScreenBoundary>
       </main>
     </>
+  );
+}
+
+/**
+ * The navigation: a row of links on a wide screen; below 720 px a "Menu" button that opens them as a
+ * list (styles.css), so the top bar stays one line and the map starts under it. Going anywhere closes it.
+ */
+function MainNav({ path, administrator, onSignOut }: { path: string; administrator: boolean; onSignOut: () => void }) {
+  const [open, setOpen] = useState(false);
+  const menuButton = useRef<HTMLButtonElement>(null);
+  const [openedAt, setOpenedAt] = useState(path);
+  if (open && openedAt !== path) {
+    setOpen(false);
+    setOpenedAt(path);
+  }
+  // Escape closes the open menu wherever the focus is, and the focus returns to the button.
+  useEffect(() => {
+    if (!open) return;
+    const onKeyDown = (event: KeyboardEvent) => {
+      if (event.key !== 'Escape') return;
+      setOpen(false);
+      menuButton.current?.focus();
+    };
+    window.addEventListener('keydown', onKeyDown);
+    return () => window.removeEventListener('keydown', onKeyDown);
+  }, [open]);
+  const toggle = () => {
+    setOpenedAt(path);
+    setOpen(!open);
+  };
+  return (
+    <nav aria-label={t.nav.label} className="main-nav" data-open={open}>
+      <button ref={menuButton} type="button" className="menu-button" aria-expanded={open} aria-controls="nav-links" onClick={toggle}>
+        <span aria-hidden="true" className="menu-icon" />
+        {t.nav.menu}
+      </button>
+      <div id="nav-links" className="nav-links">
+        <NavLink to="/" path={path} label={t.nav.map} />
+        <NavLink to="/claim" path={path} label={t.nav.claim} />
+        <NavLink to="/geofences" path={path} label={t.nav.geofences} />
+        <NavLink to="/events" path={path} label={t.nav.events} />
+        <NavLink to="/notifications" path={path} label={t.nav.notifications} />
+        <NavLink to="/account" path={path} label={t.nav.account} />
+        <NavLink to="/plan" path={path} label={t.nav.plan} />
+        {administrator && <NavLink to="/admin" path={path} label={t.nav.admin} />}
+        <button type="button" className="link" onClick={onSignOut}>
+          {t.nav.signOut}
+        </button>
+      </div>
+    </nav>
   );
 }
 

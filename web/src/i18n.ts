@@ -1,3 +1,5 @@
+import { formatDateTime } from './format.ts';
+
 /**
  * Every word the app shows, in one place: a translation replaces this object (same shape).
  * Functions take what varies so word order stays the translator's.
@@ -20,6 +22,7 @@ export const t = {
   no: 'no',
   nav: {
     label: 'Main',
+    menu: 'Menu',
     map: 'Map',
     claim: 'Add device',
     geofences: 'Geofences',
@@ -118,6 +121,17 @@ export const t = {
     mapLabel: 'Map of your devices',
     mapUnavailable: 'The map could not be shown in this browser. The device list still works.',
     details: 'Details',
+    commands: 'Commands',
+    share: 'Share',
+    fixAt: (time: string, speed: string) => `${time} · ${speed}`,
+    closeCard: (name: string) => `Close ${name}`,
+    sheet: {
+      label: (state: string) => `Device list: ${state}`,
+      states: { peek: 'collapsed', half: 'half the screen', full: 'full screen' } as Record<string, string>,
+      more: 'Show more of the list',
+      less: 'Show less of the list',
+    },
+    tilesFailed: 'The map background did not load; your devices still show. Operators: check MAP_STYLE_URL.',
   },
   claim: {
     title: 'Add a device',
@@ -159,7 +173,6 @@ export const t = {
     latest: 'Latest position',
     coordinates: 'Coordinates',
     speed: 'Speed',
-    speedValue: (kmh: number) => `${kmh.toFixed(0)} km/h`,
     time: 'Time',
     address: 'Address',
     noPosition: 'This device has not reported a position yet.',
@@ -193,14 +206,15 @@ export const t = {
     play: 'Play',
     pause: 'Pause',
     speedChart: 'Speed over time',
-    speedScale: (chart: string, maxKmh: number) => `${chart} (0–${maxKmh} km/h)`,
-    at: (time: string, kmh: number) => `${time} · ${kmh.toFixed(0)} km/h`,
+    speedScale: (chart: string, max: string) => `${chart} (0–${max})`,
+    at: (time: string, speed: string) => `${time} · ${speed}`,
     points: (count: number) => `${count} positions`,
   },
   geofences: {
     title: 'Geofences',
     intro: 'Draw an area on the map. Every device you own reports when it enters or leaves it.',
     empty: 'No geofences yet.',
+    show: (name: string) => `Show ${name} on the map`,
     new: 'New geofence',
     kind: 'Shape',
     circle: 'Circle',
@@ -282,6 +296,12 @@ export const t = {
     password: 'Password',
     changePassword: 'Change password',
     passwordChanged: 'Your password is changed.',
+    units: 'Units',
+    speedUnit: 'Speed',
+    distanceUnit: 'Distance',
+    speedUnits: { kmh: 'Kilometres per hour', mph: 'Miles per hour', kn: 'Knots' } as Record<string, string>,
+    distanceUnits: { km: 'Kilometres', mi: 'Miles' } as Record<string, string>,
+    saveUnits: 'Save units',
     twoFactor: 'Two-step verification',
     twoFactorOn: 'Two-step verification is on.',
     twoFactorOff: 'Two-step verification is off. Turn it on to protect your account with a code from an authenticator app.',
@@ -550,8 +570,8 @@ export function relativeTime(iso: string | null, now = Date.now()): string {
   return format.format(Math.round(seconds / 86_400), 'day');
 }
 
+/** A moment in the browser's locale (web/src/format.ts), or "never". */
 export function dateTime(iso: string | null): string {
-  return iso ? new Date(iso).toLocaleString() : t.never;
+  return iso ? formatDateTime(iso) : t.never;
 }
 
-export const KMH_PER_KNOT = 1.852;

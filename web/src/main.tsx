@@ -15,6 +15,13 @@ const queryClient = new QueryClient({
   },
 });
 
+// The service worker keeps the app's shell for offline use (and shows push notifications): installed on every visit, so the app opens without a network.
+if ('serviceWorker' in navigator) {
+  window.addEventListener('load', () => {
+    navigator.serviceWorker.register('/sw.js', { scope: '/' }).catch((error: unknown) => console.warn('The offline shell is unavailable:', error));
+  });
+}
+
 createRoot(document.getElementById('root') as HTMLElement).render(
   <StrictMode>
     <QueryClientProvider client={queryClient}>

@@ -49,6 +49,8 @@ export function useLocation(): { path: string; query: URLSearchParams } {
 /** Moves focus to the page's heading after navigation, so keyboard and screen-reader users land on the new screen. */
 export function useFocusHeading(key: string): void {
   useEffect(() => {
+    // An address naming a part of the screen (`/devices/7#device-commands`): the screen moves the focus there.
+    if (window.location.hash && document.getElementById(window.location.hash.slice(1))) return;
     const heading = document.querySelector<HTMLElement>('main h1:not([data-placeholder])');
     if (heading) {
       heading.tabIndex = -1;

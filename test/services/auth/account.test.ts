@@ -50,6 +50,12 @@ describeEachEngine('auth profile, account deletion and legal documents', (engine
     assert.equal(partial.phone, null);
     assert.equal(partial.attributes.timezone, 'Europe/Berlin');
     assert.equal('language' in partial.attributes, false);
+
+    const units = (await putProfile(session.authorization, { speedUnit: 'mph', distanceUnit: 'mi' })).json();
+    assert.deepEqual([units.attributes.speedUnit, units.attributes.distanceUnit, units.attributes.timezone], ['mph', 'mi', 'Europe/Berlin']);
+    const cleared = (await putProfile(session.authorization, { speedUnit: null })).json();
+    assert.equal('speedUnit' in cleared.attributes, false);
+    assert.equal((await getProfile(session.authorization)).json().attributes.distanceUnit, 'mi');
   });
 
   it('PUT /profile refuses bad input with 400 and read-only accounts with 403, changing nothing', async () => {
@@ -62,6 +68,8 @@ describeEachEngine('auth profile, account deletion and legal documents', (engine
       [{ phone: 'call me maybe' }, undefined],
       [{ name: 5 }, undefined],
       [{ timezone: '' }, undefined],
+      [{ speedUnit: 'furlongs per fortnight' }, undefined],
+      [{ distanceUnit: 'nmi' }, undefined],
       [{ email: 'new@example.com' }, undefined],
       [{ administrator: true }, undefined],
     ];

@@ -3,6 +3,8 @@ import { useState } from 'react';
 import type { FormEvent } from 'react';
 import type { User } from '../../../src/client/index.ts';
 import { api } from '../api.ts';
+import { DISTANCE_UNITS, formatDistance, formatSpeed, SPEED_UNITS, unitsOf } from '../format.ts';
+import type { Units } from '../format.ts';
 import { t } from '../i18n.ts';
 import { navigate } from '../router.tsx';
 import { queryKeys } from '../queryKeys.ts';
@@ -13,6 +15,7 @@ export default function Account({ user }: { user: User }) {
   return (
     <Page title={t.account.title}>
       <Profile user={user} />
+      <UnitChoice user={user} />
       <ChangePassword />
       <TwoFactor user={user} />
       <DeleteAccount />
@@ -45,6 +48,58 @@ function Profile({ user }: { user: User }) {
     </section>
   );
 }
+
+/** Speeds and distances in km/h or mph or knots, km or miles: saved in the account, so every browser shows the same. */
+function UnitChoice({ user }: { user: User }) {
+  const queryClient = useQueryClient();
+  const [units, setUnits] = useState<Units>(() => unitsOf(user));
+  const save = useMutation({
+    mutationFn: () => api.updateProfile({ speedUnit: units.speed, distanceUnit: units.distance }),
+    onSuccess: (updated) => queryClient.setQueryData(queryKeys.profile, updated),
+  });
+  const submit = (event: FormEvent) => {
+    event.preventDefault();
+    save.mutate();
+  };
+  const choose = (changes: Partial<Units>) => {
+    setUnits({ ...units, ...changes });
+    save.reset();
+  };
+  return (
+    <section className="card" aria-labelledby="units">
+      <h2 id="units">{t.account.units}</h2>
+      <form onSubmit={submit} className="stack">
+        <fieldset className="row wrap">
+          <legend>{t.account.speedUnit}</legend>
+          {SPEED_UNITS.map((unit) => (
+            <label key={unit} className="check">
+              <input type="radio" name="speed-unit" checked={units.speed === unit} onChange={() => choose({ speed: unit })} />
+              {t.account.speedUnits[unit]} <span className="hint">({formatSpeed(SAMPLE_KNOTS, unit)})</span>
+            </label>
+          ))}
+        </fieldset>
+        <fieldset className="row wrap">
+          <legend>{t.account.distanceUnit}</legend>
+          {DISTANCE_UNITS.map((unit) => (
+            <label key={unit} className="check">
+              <input type="radio" name="distance-unit" checked={units.distance === unit} onChange={() => choose({ distance: unit })} />
+              {t.account.distanceUnits[unit]} <span className="hint">({formatDistance(SAMPLE_METRES, unit)})</span>
+            </label>
+          ))}
+        </fieldset>
+        <ErrorNote error={save.error} />
+        {save.isSuccess && <Note kind="success">{t.saved}</Note>}
+        <button type="submit" disabled={save.isPending}>
+          {t.account.saveUnits}
+        </button>
+      </form>
+    </section>
+  );
+}
+
+/** What the unit choices show as examples: 50 km/h and 12.5 km. */
+const SAMPLE_KNOTS = 50 / 1.852;
+const SAMPLE_METRES = 12_500;
 
 function ChangePassword() {
   const [current, setCurrent] = useState('');

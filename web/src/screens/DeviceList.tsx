@@ -69,7 +69,7 @@ export function DeviceList({ devices, positions, selected, onSelect, label }: {
     <div
       ref={scroller}
       className="device-scroller"
-      style={{ height: Math.min(devices.length, 12) * ROW_HEIGHT }}
+      style={{ height: devices.length * ROW_HEIGHT }}
       onScroll={(event) => setView({ top: event.currentTarget.scrollTop, height: event.currentTarget.clientHeight })}
     >
       <ul className="device-list" aria-label={label} style={{ height: devices.length * ROW_HEIGHT }} onKeyDown={onKeyDown}>

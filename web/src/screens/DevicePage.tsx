@@ -1,9 +1,10 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import type { FormEvent } from 'react';
 import type { Device, DevicePermissions } from '../../../src/client/index.ts';
 import { api } from '../api.ts';
-import { dateTime, KMH_PER_KNOT, relativeTime, t } from '../i18n.ts';
+import { formatNumber, formatSpeed, useUnits } from '../format.ts';
+import { dateTime, relativeTime, t } from '../i18n.ts';
 import { useLive } from '../live.ts';
 import { Link, navigate } from '../router.tsx';
 import { ErrorNote, Field, Loading, Note, Page, StatusDot } from '../ui.tsx';
@@ -24,7 +25,19 @@ export default function DevicePage({ params }: { params: Record<string, string> 
       </Page>
     );
   }
-  const value = device.data;
+  return <DeviceSections device={device.data} />;
+}
+
+/** The device's sections; an address naming one (`#device-commands`, `#device-sharing`, from the map's card) scrolls to it and focuses its heading. */
+function DeviceSections({ device: value }: { device: Device }) {
+  const id = value.id;
+  useEffect(() => {
+    const target = window.location.hash ? document.getElementById(window.location.hash.slice(1)) : null;
+    if (!target) return;
+    target.tabIndex = -1;
+    target.focus({ preventScroll: true });
+    target.scrollIntoView({ block: 'start' });
+  }, []);
   return (
     <Page title={value.name} wide>
       <p className="row">
@@ -130,6 +143,7 @@ function LatestPosition({ device }: { device: Device }) {
   const live = useLive();
   const latest = useQuery({ queryKey: queryKeys.latestPositions(device.id), queryFn: () => api.latestPositions(device.id) });
   const position = live.positions.get(device.id) ?? latest.data?.[0];
+  const units = useUnits();
   return (
     <section className="card" aria-labelledby="device-latest">
       <h2 id="device-latest">{t.device.latest}</h2>
@@ -142,10 +156,10 @@ function LatestPosition({ device }: { device: Device }) {
           <dd>{dateTime(position.fixTime)}</dd>
           <dt>{t.device.coordinates}</dt>
           <dd>
-            {position.latitude.toFixed(5)}, {position.longitude.toFixed(5)}
+            {formatNumber(position.latitude, 5)}, {formatNumber(position.longitude, 5)}
           </dd>
           <dt>{t.device.speed}</dt>
-          <dd>{t.device.speedValue(position.speed * KMH_PER_KNOT)}</dd>
+          <dd>{formatSpeed(position.speed, units.speed)}</dd>
           {position.address && (
             <>
               <dt>{t.device.address}</dt>

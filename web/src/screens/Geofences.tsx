@@ -69,6 +69,7 @@ export default function Geofences() {
   const geofences = useQuery({ queryKey: queryKeys.geofences, queryFn: () => api.geofences() });
   const live = useLive();
   const [draft, setDraft] = useState<Draft | undefined>();
+  const [chosen, setChosen] = useState<number | undefined>();
   const map = useSharedMap().shared?.map;
 
   const refresh = () => void queryClient.invalidateQueries({ queryKey: queryKeys.geofences });
@@ -88,22 +89,43 @@ export default function Geofences() {
       (geofences.data ?? []).flatMap((geofence) => {
         if (geofence.id === editing) return [];
         const shape = fromWkt(geofence.area);
-        return shape ? [shapeFeature(shape, { id: geofence.id, name: geofence.name })] : [];
+        return shape ? [shapeFeature(shape, { id: geofence.id, name: geofence.name, selected: geofence.id === chosen })] : [];
       }),
-    [geofences.data, editing],
+    [geofences.data, editing, chosen],
   );
 
-  // The devices where they are, so the user sees what an area will catch; the map opens on the first.
+  // The devices where they are, so the user sees what an area will catch.
   const devicesAt = useMemo(() => [...live.positions.values()].map((position): LngLat => [position.longitude, position.latitude]), [live.positions]);
-  const firstDevice = useMemo(() => devicesAt.slice(0, 1), [devicesAt]);
-  useQuery({ queryKey: queryKeys.latestPositions(), queryFn: async () => { const positions = await api.latestPositions(); live.seed(positions); return positions; } });
+  const latest = useQuery({ queryKey: queryKeys.latestPositions(), queryFn: async () => { const positions = await api.latestPositions(); live.seed(positions); return positions; } });
+  /**
+   * Until the geofences and the devices are in, the map takes no clicks: it is about to move to them,
+   * and a corner clicked before would land elsewhere than meant.
+   */
+  const settling = geofences.isPending || latest.isPending;
+  // The map opens on the saved shapes, or on the devices when there is none.
+  const openOn = useMemo<LngLat[]>(() => {
+    if (settling) return [];
+    const shapes = (geofences.data ?? []).flatMap((geofence) => {
+      const shape = fromWkt(geofence.area);
+      return shape ? shapeBounds(shape) : [];
+    });
+    return shapes.length > 0 ? shapes : devicesAt;
+  }, [settling, geofences.data, devicesAt]);
 
+  /** The map shows all of a shape. */
+  const fit = (shape: ReturnType<typeof fromWkt>) => {
+    if (map && shape) map.fitBounds(shapeBounds(shape), { padding: 48, maxZoom: 17, duration: 0 });
+  };
   /** Editing a saved geofence: the map shows all of it. */
   const edit = (geofence: Geofence) => {
     const next = draftOf(geofence);
     setDraft(next);
-    const shape = draftShape(next);
-    if (map && shape) map.fitBounds(shapeBounds(shape), { padding: 48, maxZoom: 17, duration: 0 });
+    fit(draftShape(next));
+  };
+  /** A name in the list: its shape is marked on the map, which fits it. */
+  const choose = (geofence: Geofence) => {
+    setChosen(geofence.id);
+    fit(fromWkt(geofence.area));
   };
 
   const submit = (event: FormEvent) => {
@@ -126,7 +148,9 @@ export default function Geofences() {
             <ul className="plain">
               {geofences.data?.map((geofence) => (
                 <li key={geofence.id} className="row spread">
-                  <span>{geofence.name}</span>
+                  <button type="button" className="link geofence-name" aria-pressed={geofence.id === chosen} aria-label={t.geofences.show(geofence.name)} onClick={() => choose(geofence)}>
+                    {geofence.name}
+                  </button>
                   <span className="row">
                     <button type="button" className="link" aria-label={`${t.edit} ${geofence.name}`} onClick={() => edit(geofence)}>
                       {t.edit}
@@ -212,11 +236,11 @@ export default function Geofences() {
           </form>
         )}
       </aside>
-      <MapView label={t.geofences.title}>
+      <MapView label={t.geofences.title} busy={settling}>
         <GeofenceAreas features={saved} />
         <PointMarkers points={devicesAt} color="#1d6fd8" radius={6} />
         <GeofenceDraft draft={draft} onChange={setDraft} />
-        <FitToPoints points={firstDevice} once maxZoom={14} padding={0} />
+        <FitToPoints points={openOn} once maxZoom={14} padding={48} />
       </MapView>
     </div>
   );

@@ -3,7 +3,9 @@ import { useEffect, useMemo, useState } from 'react';
 import type { FormEvent } from 'react';
 import type { Position } from '../../../src/client/index.ts';
 import { api } from '../api.ts';
-import { dateTime, KMH_PER_KNOT, t } from '../i18n.ts';
+import { formatNumber, formatSpeed, speedIn, speedSuffix, useUnits } from '../format.ts';
+import type { SpeedUnit } from '../format.ts';
+import { dateTime, t } from '../i18n.ts';
 import type { LngLat } from '../map/geo.ts';
 import { FitToPoints } from '../map/layers/FitToPoints.tsx';
 import { PointMarkers } from '../map/layers/PointMarkers.tsx';
@@ -19,6 +21,7 @@ const DAY_MS = 86_400_000;
 export default function History({ params }: { params: Record<string, string> }) {
   const id = Number(params.id);
   const device = useQuery({ queryKey: queryKeys.device(id), queryFn: () => api.device(id) });
+  const units = useUnits();
   const [from, setFrom] = useState(() => localDateTimeInput(new Date(Date.now() - DAY_MS)));
   const [to, setTo] = useState(() => localDateTimeInput(new Date(Date.now() + 60_000)));
   const [range, setRange] = useState(() => ({ from, to }));
@@ -74,7 +77,7 @@ export default function History({ params }: { params: Record<string, string> }) 
         {positions.length > 0 && current && (
           <div className="stack playback">
             <p aria-live="off">
-              {t.history.points(positions.length)} · {t.history.at(dateTime(current.fixTime), current.speed * KMH_PER_KNOT)}
+              {t.history.points(positions.length)} · {t.history.at(dateTime(current.fixTime), formatSpeed(current.speed, units.speed))}
             </p>
             <div className="row">
               <button type="button" onClick={() => { if (index >= positions.length - 1) setIndex(0); setPlaying(!playing); }}>
@@ -94,7 +97,7 @@ export default function History({ params }: { params: Record<string, string> }) 
                 onChange={(e) => setIndex(Number(e.target.value))}
               />
             </div>
-            <SpeedChart positions={positions} index={index} onPick={setIndex} />
+            <SpeedChart positions={positions} index={index} onPick={setIndex} unit={units.speed} />
           </div>
         )}
       </div>
@@ -102,18 +105,18 @@ export default function History({ params }: { params: Record<string, string> }) 
   );
 }
 
-/** Speed in km/h over the range, with the playback position marked; clicking picks a moment. */
-function SpeedChart({ positions, index, onPick }: { positions: Position[]; index: number; onPick: (index: number) => void }) {
+/** Speed over the range in the user's unit, with the playback position marked; clicking picks a moment. */
+function SpeedChart({ positions, index, onPick, unit }: { positions: Position[]; index: number; onPick: (index: number) => void; unit: SpeedUnit }) {
   const width = 600;
   const height = 120;
-  const speeds = positions.map((position) => position.speed * KMH_PER_KNOT);
+  const speeds = positions.map((position) => speedIn(position.speed, unit));
   const max = Math.max(10, ...speeds);
   const x = (i: number) => (positions.length > 1 ? (i / (positions.length - 1)) * width : width / 2);
   const y = (speed: number) => height - (speed / max) * (height - 10);
   const points = speeds.map((speed, i) => `${x(i).toFixed(1)},${y(speed).toFixed(1)}`).join(' ');
   return (
     <figure className="chart">
-      <figcaption>{t.history.speedScale(t.history.speedChart, Math.round(max))}</figcaption>
+      <figcaption>{t.history.speedScale(t.history.speedChart, `${formatNumber(max)} ${speedSuffix(unit)}`)}</figcaption>
       <svg
         viewBox={`0 0 ${width} ${height}`}
         preserveAspectRatio="none"

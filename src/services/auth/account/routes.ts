@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import type { TSchema } from 'typebox';
 import type { HttpApp } from '../../../platform/http/app.ts';
 import { requireIdentity } from '../../../platform/http/identity.ts';
 import { clearSessionCookies } from '../cookies.ts';
@@ -7,7 +8,7 @@ import { MessageResponse, NoContent, PasswordField, strictBody, User } from '../
 import type { ProfileService } from './service.ts';
 
 const TAGS = ['auth'];
-const Nullable = (field: ReturnType<typeof Type.String>) => Type.Optional(Type.Union([field, Type.Null()]));
+const Nullable = <T extends TSchema>(field: T) => Type.Optional(Type.Union([field, Type.Null()]));
 
 export function registerAccountRoutes(app: HttpApp, profiles: ProfileService, cookies: CookiePolicy): void {
   app.get(
@@ -21,14 +22,17 @@ export function registerAccountRoutes(app: HttpApp, profiles: ProfileService, co
     {
       schema: {
         tags: TAGS,
-        summary: 'Update name, phone, time zone or language',
-        description: 'Absent fields stay, null clears. timezone (IANA) and language (BCP 47) are kept in attributes. 403 ACCOUNT_READONLY for read-only accounts.',
+        summary: 'Update name, phone, time zone, language or units',
+        description:
+          'Absent fields stay, null clears. timezone (IANA), language (BCP 47), speedUnit (kmh, mph, kn) and distanceUnit (km, mi) are kept in attributes. 403 ACCOUNT_READONLY for read-only accounts.',
         body: Type.Object(
           {
             name: Nullable(Type.String({ maxLength: 255 })),
             phone: Nullable(Type.String({ maxLength: 64, pattern: '^[0-9+()./ -]*$' })),
             timezone: Nullable(Type.String({ minLength: 1, maxLength: 64 })),
             language: Nullable(Type.String({ minLength: 2, maxLength: 35 })),
+            speedUnit: Nullable(Type.Union([Type.Literal('kmh'), Type.Literal('mph'), Type.Literal('kn')])),
+            distanceUnit: Nullable(Type.Union([Type.Literal('km'), Type.Literal('mi')])),
           },
           strictBody,
         ),

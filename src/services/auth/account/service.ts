@@ -12,12 +12,15 @@ import type { UserStatusCache } from '../users/status-cache.ts';
 import { storedAttributes, toUserView } from '../users/view.ts';
 import type { UserView } from '../users/view.ts';
 
-/** PUT /profile: absent fields stay, null clears. timezone and language live in attributes. */
+/** PUT /profile: absent fields stay, null clears. timezone, language and the unit choices live in attributes. */
 export interface ProfileChanges {
   name?: string | null;
   phone?: string | null;
   timezone?: string | null;
   language?: string | null;
+  /** Speeds and distances as the web app shows them (Traccar's attribute names and values). */
+  speedUnit?: 'kmh' | 'mph' | 'kn' | null;
+  distanceUnit?: 'km' | 'mi' | null;
 }
 
 export interface ProfileDeps {
@@ -51,6 +54,8 @@ export class ProfileService {
     const attributes = storedAttributes(user);
     if (changes.timezone !== undefined) setOrClear(attributes, 'timezone', changes.timezone === null ? null : timeZone(changes.timezone));
     if (changes.language !== undefined) setOrClear(attributes, 'language', changes.language === null ? null : language(changes.language));
+    if (changes.speedUnit !== undefined) setOrClear(attributes, 'speedUnit', changes.speedUnit);
+    if (changes.distanceUnit !== undefined) setOrClear(attributes, 'distanceUnit', changes.distanceUnit);
     const updated = await this.deps.users.update(userId, {
       ...(changes.name !== undefined ? { name: changes.name } : {}),
       ...(changes.phone !== undefined ? { phone: changes.phone } : {}),

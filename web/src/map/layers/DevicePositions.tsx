@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useId, useRef } from 'react';
-import type { GeoJSONSource, Map as MapLibreMap, Marker } from 'maplibre-gl';
+import type { FilterSpecification, GeoJSONSource, Map as MapLibreMap, Marker } from 'maplibre-gl';
 import type { DeviceStatus } from '../../../../src/client/index.ts';
 import { featureCollection } from '../geo.ts';
 import type { LngLat } from '../geo.ts';
@@ -10,12 +10,16 @@ import type { MapLayerScope } from '../useMapLayer.ts';
 
 export interface DevicePoint {
   id: number;
+  name: string;
   status: DeviceStatus;
   selected: boolean;
   at: LngLat;
 }
 
-/** The fleet's devices in their status colours, clustered when close; a click on one picks it, a click on a cluster zooms into it. */
+/**
+ * The fleet's devices in their status colours, each named beside its marker, clustered when close (a
+ * cluster shows its count); a click on one picks it, a click on a cluster zooms into it.
+ */
 export function DevicePositions({ points, onSelect }: { points: DevicePoint[]; onSelect: (id: number) => void }) {
   const id = useId();
   const { map } = useMap();
@@ -74,7 +78,26 @@ export function DevicePositions({ points, onSelect }: { points: DevicePoint[]; o
         listen(map.on('mouseenter', layer, () => (map.getCanvas().style.cursor = 'pointer')));
         listen(map.on('mouseleave', layer, () => (map.getCanvas().style.cursor = '')));
       }
-      return labelClusters(map, maplibre, id, listen);
+      const removeCounts = htmlLabels(map, maplibre, id, listen, {
+        filter: ['has', 'point_count'],
+        key: (properties) => `c${String(properties.cluster_id)}`,
+        text: (properties) => String(properties.point_count_abbreviated ?? properties.point_count),
+        className: 'cluster-count',
+      });
+      const removeNames = htmlLabels(map, maplibre, id, listen, {
+        filter: ['!', ['has', 'point_count']],
+        key: (properties) => `d${String(properties.id)}`,
+        text: (properties) => String(properties.name),
+        className: 'device-label',
+        anchor: 'left',
+        offset: [12, 0],
+      });
+      return () => {
+        removeCounts();
+        removeNames();
+        // Left while the pointer was over a marker: the next screen's map starts with the plain cursor.
+        map.getCanvas().style.cursor = '';
+      };
     },
     [id],
   );
@@ -83,7 +106,7 @@ export function DevicePositions({ points, onSelect }: { points: DevicePoint[]; o
   useEffect(() => {
     const features = points.map((point) => ({
       type: 'Feature' as const,
-      properties: { id: point.id, status: point.status, selected: point.selected },
+      properties: { id: point.id, name: point.name, status: point.status, selected: point.selected },
       geometry: { type: 'Point' as const, coordinates: point.at },
     }));
     (map.getSource(id) as GeoJSONSource | undefined)?.setData(featureCollection(features));
@@ -99,32 +122,52 @@ function statusColors(): Record<DeviceStatus, string> {
   return { online: color('online'), offline: color('offline'), unknown: color('unknown') };
 }
 
+/** Labels beyond this many in view are left out: past it they would cover each other and the map. */
+const MAX_LABELS = 150;
+
 /**
- * The count on each cluster, as HTML over the map: a style may come without glyphs (the blank test
- * style has none), and the numbers must show on any. Hidden from screen readers, who have the list.
- * Returns what removes the labels.
+ * Text beside the features of a source (a cluster's count, a device's name), as HTML over the map: a
+ * style may come without glyphs (the blank test style has none), and the words must show on any.
+ * Only the features in view are labelled. Hidden from screen readers, who have the list. Returns what
+ * removes the labels.
  */
-function labelClusters(map: MapLibreMap, maplibre: MapLibre, source: string, listen: MapLayerScope['listen']): () => void {
-  const labels = new Map<number, Marker>();
+function htmlLabels(
+  map: MapLibreMap,
+  maplibre: MapLibre,
+  source: string,
+  listen: MapLayerScope['listen'],
+  { filter, key, text, className, anchor = 'center', offset = [0, 0] }: {
+    filter: FilterSpecification;
+    key: (properties: Record<string, unknown>) => string;
+    text: (properties: Record<string, unknown>) => string;
+    className: string;
+    anchor?: 'center' | 'left';
+    offset?: [number, number];
+  },
+): () => void {
+  const labels = new Map<string, Marker>();
   const update = () => {
-    const seen = new Set<number>();
-    for (const feature of map.querySourceFeatures(source, { filter: ['has', 'point_count'] })) {
-      const id = feature.properties?.cluster_id;
-      if (typeof id !== 'number' || seen.has(id) || feature.geometry.type !== 'Point') continue;
-      seen.add(id);
-      const text = String(feature.properties?.point_count_abbreviated ?? feature.properties?.point_count);
+    const seen = new Set<string>();
+    const bounds = map.getBounds();
+    for (const feature of map.querySourceFeatures(source, { filter })) {
+      if (seen.size >= MAX_LABELS) break;
+      const properties = feature.properties ?? {};
+      const id = key(properties);
+      if (seen.has(id) || feature.geometry.type !== 'Point') continue;
       const lngLat = feature.geometry.coordinates as LngLat;
+      if (!bounds.contains(lngLat)) continue;
+      seen.add(id);
       const known = labels.get(id);
       if (known) {
         known.setLngLat(lngLat);
-        known.getElement().textContent = text;
+        known.getElement().textContent = text(properties);
         continue;
       }
       const element = document.createElement('div');
-      element.className = 'cluster-count';
+      element.className = className;
       element.setAttribute('aria-hidden', 'true');
-      element.textContent = text;
-      labels.set(id, new maplibre.Marker({ element }).setLngLat(lngLat).addTo(map));
+      element.textContent = text(properties);
+      labels.set(id, new maplibre.Marker({ element, anchor, offset }).setLngLat(lngLat).addTo(map));
     }
     for (const [id, marker] of labels) {
       if (seen.has(id)) continue;
@@ -141,7 +184,5 @@ function labelClusters(map: MapLibreMap, maplibre: MapLibre, source: string, lis
   return () => {
     for (const marker of labels.values()) marker.remove();
     labels.clear();
-    // Left while the pointer was over a marker: the next screen's map starts with the plain cursor.
-    map.getCanvas().style.cursor = '';
   };
 }
