@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely';
 import { SIMULATED_PROTOCOLS, generatedRoute, gpxRoute, registerDevices, runSimulation, simulatedIds } from '../../src/cli/simulate.ts';
 import type { SimulatedProtocol } from '../../src/cli/simulate.ts';
 import { distanceMeters } from '../../src/services/tracking/geo/sphere.ts';
-import { JT808_MESSAGES, jt808Commands, jt808Header, jt808Message, jt808MessageType } from '../../src/services/tracking/protocols/jt808.ts';
+import { JT808_MESSAGES, jt808Commands, jt808Header, jt808Message, jt808MessageType } from '../../src/services/tracking/protocols/jt808/decoder.ts';
 import type { TrackingTables } from '../../src/services/tracking/tables.ts';
 import { request } from 'undici';
 import { testEngines } from '../support/engines.ts';

@@ -4,9 +4,9 @@
 
 import { gps103Location, h02Location } from './encoders.ts';
 import type { DeviceFix } from './encoders.ts';
-import { gt06Response } from '../../services/tracking/protocols/gt06.ts';
-import { JT808_MESSAGES, jt808MessageType, jt808TerminalResponse } from '../../services/tracking/protocols/jt808.ts';
-import { TELTONIKA_RESPONSE_TYPE, teltonikaCodec12Frame } from '../../services/tracking/protocols/teltonika-commands.ts';
+import { gt06Response } from '../../services/tracking/protocols/gt06/decoder.ts';
+import { JT808_MESSAGES, jt808MessageType, jt808TerminalResponse } from '../../services/tracking/protocols/jt808/decoder.ts';
+import { TELTONIKA_RESPONSE_TYPE, teltonikaCodec12Frame } from '../../services/tracking/protocols/teltonika/commands.ts';
 
 export const COMMAND_PROTOCOLS = ['gt06', 'teltonika', 'h02', 'jt808', 'gps103'] as const;
 export type CommandProtocol = (typeof COMMAND_PROTOCOLS)[number];

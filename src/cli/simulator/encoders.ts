@@ -2,8 +2,8 @@
 // Each encoder is the inverse of its decoder for the fields it writes; tests decode what they encode.
 
 import { crc16Ibm, crc16Kermit, crc16Modbus, crc16X25 } from '../../services/tracking/protocols/checksum.ts';
-import { JT808_MESSAGES, jt808Header, jt808Message } from '../../services/tracking/protocols/jt808.ts';
-import { watchFrame } from '../../services/tracking/protocols/watch.ts';
+import { JT808_MESSAGES, jt808Header, jt808Message } from '../../services/tracking/protocols/jt808/decoder.ts';
+import { watchFrame } from '../../services/tracking/protocols/watch/decoder.ts';
 
 /** One report as a simulated tracker sends it. Speed in knots, altitude in metres, odometer in metres. */
 export interface DeviceFix {

@@ -2,20 +2,20 @@
 // entry's port variable, the listeners its transports and decoder, commands its command encoder, the metrics its name,
 // the simulator and the tests its simulator frames. A new protocol is its decoder module plus one line here.
 import type { SimulatorFrames } from '../../../cli/simulator/frames.ts';
-import { galileoProtocol } from './galileo.ts';
-import { gl200Protocol } from './gl200.ts';
-import { gps103Protocol } from './gps103.ts';
-import { gt06Protocol } from './gt06.ts';
-import { h02Protocol } from './h02.ts';
-import { jt808Protocol } from './jt808.ts';
-import { meitrackProtocol } from './meitrack.ts';
-import { ruptelaProtocol } from './ruptela.ts';
-import { suntechProtocol } from './suntech.ts';
-import { teltonikaProtocol } from './teltonika.ts';
-import { tk103Protocol } from './tk103.ts';
+import { galileoProtocol } from './galileo/decoder.ts';
+import { gl200Protocol } from './gl200/decoder.ts';
+import { gps103Protocol } from './gps103/decoder.ts';
+import { gt06Protocol } from './gt06/decoder.ts';
+import { h02Protocol } from './h02/decoder.ts';
+import { jt808Protocol } from './jt808/decoder.ts';
+import { meitrackProtocol } from './meitrack/decoder.ts';
+import { ruptelaProtocol } from './ruptela/decoder.ts';
+import { suntechProtocol } from './suntech/decoder.ts';
+import { teltonikaProtocol } from './teltonika/decoder.ts';
+import { tk103Protocol } from './tk103/decoder.ts';
 import type { TcpProtocol } from './types.ts';
-import { watchProtocol } from './watch.ts';
-import { wialonProtocol } from './wialon.ts';
+import { watchProtocol } from './watch/decoder.ts';
+import { wialonProtocol } from './wialon/decoder.ts';
 
 /** How devices reach a listener: OsmAnd's HTTP requests, or frames over TCP and UDP. */
 export type Transport = 'http' | 'tcp' | 'udp';

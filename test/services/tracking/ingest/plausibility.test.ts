@@ -4,7 +4,7 @@ import type { Counter } from 'prom-client';
 import { request } from 'undici';
 import { crc16Ibm, crc16Kermit, crc16X25 } from '../../../../src/services/tracking/protocols/checksum.ts';
 import { gt06Location, jt808Location, osmAndQuery, ruptelaRecords, teltonikaAvlPacket, tk103Location } from '../../../../src/cli/simulator/encoders.ts';
-import { JT808_MESSAGES, jt808Header, jt808Message } from '../../../../src/services/tracking/protocols/jt808.ts';
+import { JT808_MESSAGES, jt808Header, jt808Message } from '../../../../src/services/tracking/protocols/jt808/decoder.ts';
 import { describeEachEngine } from '../../../support/engines.ts';
 import { startTestServer } from '../../../support/server.ts';
 import type { TestLogin, TestServer } from '../../../support/server.ts';

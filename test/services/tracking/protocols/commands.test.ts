@@ -4,13 +4,13 @@ import { crc16Ibm, crc16X25 } from '../../../../src/services/tracking/protocols/
 import { isServerCommand, serverFrameLength } from '../../../../src/cli/simulator/device-commands.ts';
 import { jt808Location } from '../../../../src/cli/simulator/encoders.ts';
 import type { CommandType, DeviceCommand } from '../../../../src/services/tracking/protocols/command-types.ts';
-import { gt06CommandFrame, gt06Commands } from '../../../../src/services/tracking/protocols/gt06-commands.ts';
-import { gt06Protocol } from '../../../../src/services/tracking/protocols/gt06.ts';
-import { h02Commands } from '../../../../src/services/tracking/protocols/h02-commands.ts';
-import { h02Protocol } from '../../../../src/services/tracking/protocols/h02.ts';
-import { jt808Protocol } from '../../../../src/services/tracking/protocols/jt808.ts';
-import { teltonikaCommands } from '../../../../src/services/tracking/protocols/teltonika-commands.ts';
-import { teltonikaProtocol } from '../../../../src/services/tracking/protocols/teltonika.ts';
+import { gt06CommandFrame, gt06Commands } from '../../../../src/services/tracking/protocols/gt06/commands.ts';
+import { gt06Protocol } from '../../../../src/services/tracking/protocols/gt06/decoder.ts';
+import { h02Commands } from '../../../../src/services/tracking/protocols/h02/commands.ts';
+import { h02Protocol } from '../../../../src/services/tracking/protocols/h02/decoder.ts';
+import { jt808Protocol } from '../../../../src/services/tracking/protocols/jt808/decoder.ts';
+import { teltonikaCommands } from '../../../../src/services/tracking/protocols/teltonika/commands.ts';
+import { teltonikaProtocol } from '../../../../src/services/tracking/protocols/teltonika/decoder.ts';
 import { ProtocolError } from '../../../../src/services/tracking/protocols/types.ts';
 import { NOW, assertSameFramesHoweverChunked, hex } from './protocol-test-helpers.ts';
 

@@ -10,10 +10,10 @@ import {
   teltonikaAvlPacket,
   teltonikaHandshake,
 } from '../../../../src/cli/simulator/encoders.ts';
-import { gt06Protocol } from '../../../../src/services/tracking/protocols/gt06.ts';
-import { h02Protocol } from '../../../../src/services/tracking/protocols/h02.ts';
-import { decodeOsmAnd } from '../../../../src/services/tracking/protocols/osmand.ts';
-import { teltonikaProtocol } from '../../../../src/services/tracking/protocols/teltonika.ts';
+import { gt06Protocol } from '../../../../src/services/tracking/protocols/gt06/decoder.ts';
+import { h02Protocol } from '../../../../src/services/tracking/protocols/h02/decoder.ts';
+import { decodeOsmAnd } from '../../../../src/services/tracking/protocols/osmand/decoder.ts';
+import { teltonikaProtocol } from '../../../../src/services/tracking/protocols/teltonika/decoder.ts';
 import type { ConnectionState, DecodedMessage, DecodedPosition, TcpProtocol } from '../../../../src/services/tracking/protocols/types.ts';
 
 const NOW = new Date('2025-06-01T12:00:00Z');

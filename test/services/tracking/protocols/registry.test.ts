@@ -8,7 +8,7 @@ import pino from 'pino';
 import { SIMULATED_PROTOCOLS } from '../../../../src/cli/simulate.ts';
 import { loadConfig } from '../../../../src/config.ts';
 import { DeviceListeners } from '../../../../src/services/tracking/ingest/listeners.ts';
-import { decodeOsmAnd } from '../../../../src/services/tracking/protocols/osmand.ts';
+import { decodeOsmAnd } from '../../../../src/services/tracking/protocols/osmand/decoder.ts';
 import { DEVICE_PROTOCOLS, PROTOCOL_REGISTRY } from '../../../../src/services/tracking/protocols/registry.ts';
 import type { ConnectionState, DecodedMessage } from '../../../../src/services/tracking/protocols/types.ts';
 import { TCP_PROTOCOLS as TCP_SCENARIOS } from '../ingest/tcp-protocols.ts';
@@ -150,8 +150,8 @@ describe('protocol registry: the one list of protocols', () => {
 
   it('ingestion owns the device link: nothing under ingest/ or protocols/ imports commands', () => {
     for (const folder of ['src/services/tracking/ingest', 'src/services/tracking/protocols']) {
-      for (const file of readdirSync(folder)) {
-        assert.doesNotMatch(readFileSync(path.join(folder, file), 'utf8'), /from '\.\.\/commands\//, `${folder}/${file}`);
+      for (const file of readdirSync(folder, { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.ts'))) {
+        assert.doesNotMatch(readFileSync(path.join(folder, file), 'utf8'), /from '(\.\.\/)+commands\//, `${folder}/${file}`);
       }
     }
   });

@@ -1,10 +1,10 @@
 // H02 protocol (Sinotrack and clones, Traccar port 5013).
 // Text frames: *<maker>,<id>,<type>,...# ; binary frames: '$' + fixed-length BCD record (32 or 45 bytes per device).
 
-import { h02Commands } from './h02-commands.ts';
-import { addAlarm, isValidCoordinate, utcDate } from './decode-helpers.ts';
-import type { ConnectionState, DecodedMessage, DecodedPosition, DecodedStatus, TcpProtocol } from './types.ts';
-import { ProtocolError } from './types.ts';
+import { h02Commands } from './commands.ts';
+import { addAlarm, isValidCoordinate, utcDate } from '../decode-helpers.ts';
+import type { ConnectionState, DecodedMessage, DecodedPosition, DecodedStatus, TcpProtocol } from '../types.ts';
+import { ProtocolError } from '../types.ts';
 
 const TEXT_MARKER = 0x2a; // '*'
 const TEXT_END = 0x23; // '#'

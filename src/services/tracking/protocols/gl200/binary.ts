@@ -4,10 +4,10 @@
 // hex of which the first digit is dropped. Buffered copies (`+BSP`, `+BVT`, `+BNF`) and binary `+ACK`s are not decoded,
 // as in Traccar. Speeds are 0.1 km/h; power in millivolts.
 
-import { ByteReader } from './byte-reader.ts';
-import { isValidCoordinate, knotsFromKmh, utcDate } from './decode-helpers.ts';
-import type { DecodedMessage, DecodedPosition } from './types.ts';
-import { ProtocolError } from './types.ts';
+import { ByteReader } from '../byte-reader.ts';
+import { isValidCoordinate, knotsFromKmh, utcDate } from '../decode-helpers.ts';
+import type { DecodedMessage, DecodedPosition } from '../types.ts';
+import { ProtocolError } from '../types.ts';
 
 const RSP_PHONE = 3;
 const RSP_GEOFENCE = 8;

@@ -2,9 +2,9 @@
 // Either query-string or form keys (id, lat, lon, timestamp, ...) or, with Content-Type application/json, the JSON
 // document the current Traccar Client app posts: { device_id, location: { timestamp, coords: {...}, battery: {...} } }.
 
-import { isValidCoordinate, knotsFromMps, utcDate } from './decode-helpers.ts';
-import type { DecodedMessage, DecodedPosition, DecodedStatus } from './types.ts';
-import { ProtocolError } from './types.ts';
+import { isValidCoordinate, knotsFromMps, utcDate } from '../decode-helpers.ts';
+import type { DecodedMessage, DecodedPosition, DecodedStatus } from '../types.ts';
+import { ProtocolError } from '../types.ts';
 
 export interface OsmAndRequest {
   query: Record<string, string | string[] | undefined>;

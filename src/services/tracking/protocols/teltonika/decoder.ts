@@ -3,12 +3,12 @@
 // 0x00000000, <data length:4>, codec, count, records, count, <CRC-16/IBM of codec..count as 4 bytes>.
 // A single 0xFF byte is a keep-alive ping.
 
-import { readTeltonikaAnswer, TELTONIKA_COMMAND_CODECS, teltonikaCommands } from './teltonika-commands.ts';
-import { ByteReader } from './byte-reader.ts';
-import { crc16Ibm } from './checksum.ts';
-import { addAlarm, int64Value, isValidCoordinate, knotsFromKmh } from './decode-helpers.ts';
-import type { ConnectionState, DecodedMessage, DecodedPosition, DecodedStatus, TcpProtocol } from './types.ts';
-import { ProtocolError } from './types.ts';
+import { readTeltonikaAnswer, TELTONIKA_COMMAND_CODECS, teltonikaCommands } from './commands.ts';
+import { ByteReader } from '../byte-reader.ts';
+import { crc16Ibm } from '../checksum.ts';
+import { addAlarm, int64Value, isValidCoordinate, knotsFromKmh } from '../decode-helpers.ts';
+import type { ConnectionState, DecodedMessage, DecodedPosition, DecodedStatus, TcpProtocol } from '../types.ts';
+import { ProtocolError } from '../types.ts';
 
 const TELTONIKA_CODEC = { gh3000: 0x07, codec8: 0x08, codec8Extended: 0x8e, codec16: 0x10 } as const;
 const LOCATION_CODECS = new Set<number>(Object.values(TELTONIKA_CODEC));

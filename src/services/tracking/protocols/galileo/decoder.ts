@@ -4,12 +4,12 @@
 // packets 0x07 are acknowledged and not kept. Every packet is answered with its type's answer header and the packet's
 // own checksum, as Traccar does. Iridium packets (0x01 with a 0x01001c header) carry one record.
 
-import { crc16Modbus } from './checksum.ts';
-import type { CommandEncoder } from './command-types.ts';
-import { addAlarm, isValidCoordinate, knotsFromKmh } from './decode-helpers.ts';
-import { LittleEndianReader } from './little-endian-reader.ts';
-import type { ConnectionState, DecodedMessage, DecodedPosition, DecodedStatus, TcpProtocol } from './types.ts';
-import { ProtocolError } from './types.ts';
+import { crc16Modbus } from '../checksum.ts';
+import type { CommandEncoder } from '../command-types.ts';
+import { addAlarm, isValidCoordinate, knotsFromKmh } from '../decode-helpers.ts';
+import { LittleEndianReader } from '../little-endian-reader.ts';
+import type { ConnectionState, DecodedMessage, DecodedPosition, DecodedStatus, TcpProtocol } from '../types.ts';
+import { ProtocolError } from '../types.ts';
 
 const MAIN = 0x01;
 const PHOTO = 0x07;

@@ -1,8 +1,8 @@
 // H02 instructions: `*HQ,<device id>,<instruction>,<hhmmss>,<parameters>#`. The device answers with a V4 message that
 // names the instruction and its time, followed by a location; the decoder keeps that text as `result`.
 
-import type { CommandEncoder, DeviceCommand } from './command-types.ts';
-import { commandText } from './command-text.ts';
+import type { CommandEncoder, DeviceCommand } from '../command-types.ts';
+import { commandText } from '../command-text.ts';
 
 function hhmmss(time: Date): string {
   return [time.getUTCHours(), time.getUTCMinutes(), time.getUTCSeconds()].map((part) => String(part).padStart(2, '0')).join('');

@@ -1,10 +1,10 @@
 // GT06 online commands (type 0x80): the server writes a text instruction; the device answers with 0x15 (or 0x21 on
 // 0x7979 frames) carrying the same 4-byte server flag and its reply text.
 
-import { crc16X25 } from './checksum.ts';
-import type { CommandEncoder, DeviceCommand } from './command-types.ts';
-import { commandText } from './command-text.ts';
-import { ProtocolError } from './types.ts';
+import { crc16X25 } from '../checksum.ts';
+import type { CommandEncoder, DeviceCommand } from '../command-types.ts';
+import { commandText } from '../command-text.ts';
+import { ProtocolError } from '../types.ts';
 
 const ONLINE_COMMAND = 0x80;
 /** The frame's one-byte length counts type, command length, flag, text, serial and CRC. */

@@ -1,12 +1,12 @@
 // GT06 / Concox binary protocol (Traccar port 5023).
 // Frame: 0x7878 <len:1> or 0x7979 <len:2>, then type, body, serial:2, CRC-16/X-25:2 over length..serial, 0x0D0A.
 
-import { ByteReader } from './byte-reader.ts';
-import { crc16X25 } from './checksum.ts';
-import { addAlarm, int64Value, isValidCoordinate, knotsFromKmh, utcDate } from './decode-helpers.ts';
-import { gt06Commands } from './gt06-commands.ts';
-import type { ConnectionState, DecodedMessage, DecodedPosition, TcpProtocol } from './types.ts';
-import { ProtocolError } from './types.ts';
+import { ByteReader } from '../byte-reader.ts';
+import { crc16X25 } from '../checksum.ts';
+import { addAlarm, int64Value, isValidCoordinate, knotsFromKmh, utcDate } from '../decode-helpers.ts';
+import { gt06Commands } from './commands.ts';
+import type { ConnectionState, DecodedMessage, DecodedPosition, TcpProtocol } from '../types.ts';
+import { ProtocolError } from '../types.ts';
 
 const SHORT_HEADER = 0x7878;
 const LONG_HEADER = 0x7979;

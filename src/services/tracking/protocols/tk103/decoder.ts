@@ -3,13 +3,13 @@
 // comma-separated form `(352606090042050,BP05,240414,A,4527.3513N,00909.9758E,4.80,112825,155.49)`. Handshake BP00
 // is answered `(<id>AP01HSO)`, BP05 `(<id>AP05)`. Free text between `$` signs may hold a `)`.
 
-import { ByteReader } from './byte-reader.ts';
-import type { CommandEncoder } from './command-types.ts';
-import { addAlarm, isValidCoordinate, knotsFromKmh, utcDate } from './decode-helpers.ts';
-import { LittleEndianReader } from './little-endian-reader.ts';
-import { splitTextFrames } from './text-frames.ts';
-import type { ConnectionState, DecodedMessage, DecodedStatus, TcpProtocol } from './types.ts';
-import { ProtocolError } from './types.ts';
+import { ByteReader } from '../byte-reader.ts';
+import type { CommandEncoder } from '../command-types.ts';
+import { addAlarm, isValidCoordinate, knotsFromKmh, utcDate } from '../decode-helpers.ts';
+import { LittleEndianReader } from '../little-endian-reader.ts';
+import { splitTextFrames } from '../text-frames.ts';
+import type { ConnectionState, DecodedMessage, DecodedStatus, TcpProtocol } from '../types.ts';
+import { ProtocolError } from '../types.ts';
 
 const OPEN = 0x28; // '('
 const CLOSE = 0x29; // ')'

@@ -4,11 +4,11 @@
 // flag), [version], terminal id in BCD (6 bytes; 10 in the 2019 edition; 7 with 0xe7), serial. XOR checksum.
 // Clock: the BCD times are China Standard Time (UTC+8), as Traccar assumes by default.
 
-import { ByteReader } from './byte-reader.ts';
-import type { CommandEncoder, DeviceCommand } from './command-types.ts';
-import { addAlarm, isValidCoordinate, knotsFromKmh, utcDate } from './decode-helpers.ts';
-import type { ConnectionState, DecodedMessage, DecodedPosition, DecodedStatus, TcpProtocol } from './types.ts';
-import { ProtocolError } from './types.ts';
+import { ByteReader } from '../byte-reader.ts';
+import type { CommandEncoder, DeviceCommand } from '../command-types.ts';
+import { addAlarm, isValidCoordinate, knotsFromKmh, utcDate } from '../decode-helpers.ts';
+import type { ConnectionState, DecodedMessage, DecodedPosition, DecodedStatus, TcpProtocol } from '../types.ts';
+import { ProtocolError } from '../types.ts';
 
 const DELIMITER = 0x7e;
 const ESCAPE = 0x7d;

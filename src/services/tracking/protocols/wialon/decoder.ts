@@ -4,11 +4,11 @@
 // B a batch of D bodies separated by `|` answered `#AB#<count>`, M a text message answered `#AM#1`. Over UDP each
 // line is prefixed with the id: `[2.0;]<imei>#D#...`.
 
-import type { CommandEncoder } from './command-types.ts';
-import { isValidCoordinate, knotsFromKmh, utcDate } from './decode-helpers.ts';
-import { splitTextFrames } from './text-frames.ts';
-import type { ConnectionState, DecodedMessage, DecodedPosition, DecodedStatus, TcpProtocol } from './types.ts';
-import { ProtocolError } from './types.ts';
+import type { CommandEncoder } from '../command-types.ts';
+import { isValidCoordinate, knotsFromKmh, utcDate } from '../decode-helpers.ts';
+import { splitTextFrames } from '../text-frames.ts';
+import type { ConnectionState, DecodedMessage, DecodedPosition, DecodedStatus, TcpProtocol } from '../types.ts';
+import { ProtocolError } from '../types.ts';
 
 const MAX_LINE_LENGTH = 4096;
 const LINE_END = new Set([0x0a]);

@@ -5,10 +5,10 @@
 // same envelope. Voice (TK, TK2, JXTK in parts) and picture (img) messages are answered where the watch waits for it and
 // recorded as an attribute-only report (`media`, `mediaSize`); the media itself is not kept (docs/protocols.md).
 
-import type { CommandEncoder } from './command-types.ts';
-import { addAlarm, isValidCoordinate, knotsFromKmh, utcDate } from './decode-helpers.ts';
-import type { ConnectionState, DecodedMessage, DecodedPosition, TcpProtocol } from './types.ts';
-import { ProtocolError } from './types.ts';
+import type { CommandEncoder } from '../command-types.ts';
+import { addAlarm, isValidCoordinate, knotsFromKmh, utcDate } from '../decode-helpers.ts';
+import type { ConnectionState, DecodedMessage, DecodedPosition, TcpProtocol } from '../types.ts';
+import { ProtocolError } from '../types.ts';
 
 const OPEN = 0x5b; // '['
 const CLOSE = 0x5d; // ']'

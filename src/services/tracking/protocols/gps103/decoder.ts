@@ -4,11 +4,11 @@
 // (answered LOAD), heartbeat `<imei>;` (answered ON), `help me` (answered `**,imei:<imei>,E;`), OBD reports, and
 // an alternative CSV form ending in '*'.
 
-import type { CommandEncoder, DeviceCommand } from './command-types.ts';
-import { addAlarm, isValidCoordinate, knotsFromKmh, utcDate } from './decode-helpers.ts';
-import { splitTextFrames } from './text-frames.ts';
-import type { ConnectionState, DecodedMessage, DecodedPosition, TcpProtocol } from './types.ts';
-import { ProtocolError } from './types.ts';
+import type { CommandEncoder, DeviceCommand } from '../command-types.ts';
+import { addAlarm, isValidCoordinate, knotsFromKmh, utcDate } from '../decode-helpers.ts';
+import { splitTextFrames } from '../text-frames.ts';
+import type { ConnectionState, DecodedMessage, DecodedPosition, TcpProtocol } from '../types.ts';
+import { ProtocolError } from '../types.ts';
 
 const MAX_SENTENCE_LENGTH = 8192; // photo chunks are long hex lines
 const MAX_REPORT_LENGTH = 512;

@@ -3,11 +3,11 @@
 // locations, CCC binary batches (answered `@@<flag>…,CCC,<count>`), CCE binary TLV batches, AAC (answered), D82 result.
 // Times are UTC; speeds km/h.
 
-import type { CommandEncoder } from './command-types.ts';
-import { addAlarm, isValidCoordinate, knotsFromKmh, utcDate } from './decode-helpers.ts';
-import { LittleEndianReader } from './little-endian-reader.ts';
-import type { ConnectionState, DecodedMessage, DecodedPosition, DecodedStatus, TcpProtocol } from './types.ts';
-import { ProtocolError } from './types.ts';
+import type { CommandEncoder } from '../command-types.ts';
+import { addAlarm, isValidCoordinate, knotsFromKmh, utcDate } from '../decode-helpers.ts';
+import { LittleEndianReader } from '../little-endian-reader.ts';
+import type { ConnectionState, DecodedMessage, DecodedPosition, DecodedStatus, TcpProtocol } from '../types.ts';
+import { ProtocolError } from '../types.ts';
 
 const MAX_FRAME_LENGTH = 8192;
 const SECONDS_1970_TO_2000 = 946_684_800;

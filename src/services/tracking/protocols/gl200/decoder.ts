@@ -5,13 +5,13 @@
 // `+SACK:GTHBD,<protocol version>,<count>$`; other `+ACK:` messages answer commands and become results. The binary
 // form (`+RSP`, `+EVT`, …) is split by its length and decoded in gl200-binary.ts.
 
-import type { CommandEncoder } from './command-types.ts';
-import { commandText } from './command-text.ts';
-import { textFrameEnd } from './text-frames.ts';
-import { decodeGl200Binary } from './gl200-binary.ts';
-import { addAlarm, isValidCoordinate, knotsFromKmh, utcDate } from './decode-helpers.ts';
-import type { ConnectionState, DecodedMessage, DecodedPosition, DecodedStatus, TcpProtocol } from './types.ts';
-import { ProtocolError } from './types.ts';
+import type { CommandEncoder } from '../command-types.ts';
+import { commandText } from '../command-text.ts';
+import { textFrameEnd } from '../text-frames.ts';
+import { decodeGl200Binary } from './binary.ts';
+import { addAlarm, isValidCoordinate, knotsFromKmh, utcDate } from '../decode-helpers.ts';
+import type { ConnectionState, DecodedMessage, DecodedPosition, DecodedStatus, TcpProtocol } from '../types.ts';
+import { ProtocolError } from '../types.ts';
 
 const MAX_FRAME_LENGTH = 4096;
 const BINARY_HEADERS = new Set(['+RSP', '+BSP', '+EVT', '+BVT', '+INF', '+BNF', '+HBD', '+CRD', '+BRD', '+LGN']);

@@ -3,10 +3,10 @@
 // `yyyymmdd;hh:mm:ss` UTC; speed km/h. The universal binary form (`0x81`/`0x82`, a 24-bit field mask) is decoded too.
 // Suntech devices expect no answer.
 
-import type { CommandEncoder } from './command-types.ts';
-import { addAlarm, isValidCoordinate, knotsFromKmh, utcDate } from './decode-helpers.ts';
-import type { ConnectionState, DecodedMessage, DecodedPosition, DecodedStatus, TcpProtocol } from './types.ts';
-import { ProtocolError } from './types.ts';
+import type { CommandEncoder } from '../command-types.ts';
+import { addAlarm, isValidCoordinate, knotsFromKmh, utcDate } from '../decode-helpers.ts';
+import type { ConnectionState, DecodedMessage, DecodedPosition, DecodedStatus, TcpProtocol } from '../types.ts';
+import { ProtocolError } from '../types.ts';
 
 const MAX_FRAME_LENGTH = 4096;
 const CR = 0x0d;

@@ -3,12 +3,12 @@
 // timestamped fixes with 1-, 2-, 4- and 8-byte IO elements, answered `0002 64 01 13bc`; DTC reports (9) answered
 // `0002 6d 01 c4a4`; identification (15) and heartbeat (16) answered `<100 + command> 01`; command answers kept as results.
 
-import { ByteReader } from './byte-reader.ts';
-import { crc16Kermit } from './checksum.ts';
-import type { CommandEncoder } from './command-types.ts';
-import { addAlarm, int64Value, isValidCoordinate, knotsFromKmh } from './decode-helpers.ts';
-import type { ConnectionState, DecodedMessage, DecodedPosition, DecodedStatus, TcpProtocol } from './types.ts';
-import { ProtocolError } from './types.ts';
+import { ByteReader } from '../byte-reader.ts';
+import { crc16Kermit } from '../checksum.ts';
+import type { CommandEncoder } from '../command-types.ts';
+import { addAlarm, int64Value, isValidCoordinate, knotsFromKmh } from '../decode-helpers.ts';
+import type { ConnectionState, DecodedMessage, DecodedPosition, DecodedStatus, TcpProtocol } from '../types.ts';
+import { ProtocolError } from '../types.ts';
 
 /** A file chunk is the longest message; Traccar's frame limit is about the same. */
 const MAX_DATA_LENGTH = 2048;

@@ -1,13 +1,13 @@
 // Teltonika Codec 12 commands (type 0x05) and the device's answers: Codec 12 responses (type 0x06) and Codec 13.
 // Frame: 00000000 <data length:4> <codec> 01 <type> <size:4> <payload> 01 <CRC-16/IBM of codec..quantity as 4 bytes>.
 
-import { crc16Ibm } from './checksum.ts';
-import type { ByteReader } from './byte-reader.ts';
-import type { CommandEncoder, DeviceCommand } from './command-types.ts';
-import { commandText, isHexData } from './command-text.ts';
-import { isPlausibleDeviceTime } from './plausibility.ts';
-import type { DecodedStatus } from './types.ts';
-import { ProtocolError } from './types.ts';
+import { crc16Ibm } from '../checksum.ts';
+import type { ByteReader } from '../byte-reader.ts';
+import type { CommandEncoder, DeviceCommand } from '../command-types.ts';
+import { commandText, isHexData } from '../command-text.ts';
+import { isPlausibleDeviceTime } from '../plausibility.ts';
+import type { DecodedStatus } from '../types.ts';
+import { ProtocolError } from '../types.ts';
 
 export const TELTONIKA_COMMAND_CODECS = { codec12: 0x0c, codec13: 0x0d } as const;
 const COMMAND_TYPE = 0x05;
