@@ -1,6 +1,18 @@
 import assert from 'node:assert/strict';
-import { galileoHead, galileoRecord, gl200Heartbeat, gl200Location, gps103Heartbeat, gps103Location, gps103Login, gt06Location, gt06Login, meitrackAac, meitrackLocation, ruptelaIdentification, ruptelaRecords, suntechLocation, h02Location, jt808Auth, jt808Location, jt808Register, teltonikaAvlPacket, teltonikaHandshake, tk103Location, tk103Login, watchLink, watchLocation, wialonData, wialonLogin } from '../../../../src/cli/simulator/encoders.ts';
-import type { DeviceFix } from '../../../../src/cli/simulator/encoders.ts';
+import { galileoHead, galileoRecord } from '../../../../src/services/tracking/protocols/galileo/simulator.ts';
+import { gl200Heartbeat, gl200Location } from '../../../../src/services/tracking/protocols/gl200/simulator.ts';
+import { gps103Heartbeat, gps103Location, gps103Login } from '../../../../src/services/tracking/protocols/gps103/simulator.ts';
+import { gt06Location, gt06Login } from '../../../../src/services/tracking/protocols/gt06/simulator.ts';
+import { meitrackAac, meitrackLocation } from '../../../../src/services/tracking/protocols/meitrack/simulator.ts';
+import { ruptelaIdentification, ruptelaRecords } from '../../../../src/services/tracking/protocols/ruptela/simulator.ts';
+import { suntechLocation } from '../../../../src/services/tracking/protocols/suntech/simulator.ts';
+import { h02Location } from '../../../../src/services/tracking/protocols/h02/simulator.ts';
+import { jt808Auth, jt808Location, jt808Register } from '../../../../src/services/tracking/protocols/jt808/simulator.ts';
+import { teltonikaAvlPacket, teltonikaHandshake } from '../../../../src/services/tracking/protocols/teltonika/simulator.ts';
+import { tk103Location, tk103Login } from '../../../../src/services/tracking/protocols/tk103/simulator.ts';
+import { watchLink, watchLocation } from '../../../../src/services/tracking/protocols/watch/simulator.ts';
+import { wialonData, wialonLogin } from '../../../../src/services/tracking/protocols/wialon/simulator.ts';
+import type { DeviceFix } from '../../../../src/services/tracking/protocols/simulated-tracker.ts';
 import type { DeviceProtocol } from '../../../../src/services/tracking/protocols/registry.ts';
 import type { DeviceConnection } from './support.ts';
 

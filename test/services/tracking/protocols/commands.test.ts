@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { crc16Ibm, crc16X25 } from '../../../../src/services/tracking/protocols/checksum.ts';
-import { isServerCommand, serverFrameLength } from '../../../../src/cli/simulator/device-commands.ts';
-import { jt808Location } from '../../../../src/cli/simulator/encoders.ts';
+import { gps103Tracker } from '../../../../src/services/tracking/protocols/gps103/simulator.ts';
+import { jt808Location, jt808Tracker } from '../../../../src/services/tracking/protocols/jt808/simulator.ts';
 import type { CommandType, DeviceCommand } from '../../../../src/services/tracking/protocols/command-types.ts';
 import { gt06CommandFrame, gt06Commands } from '../../../../src/services/tracking/protocols/gt06/commands.ts';
 import { gt06Protocol } from '../../../../src/services/tracking/protocols/gt06/decoder.ts';
@@ -152,22 +152,22 @@ describe('the device side (simulator and tests)', () => {
     const stream = Buffer.from('ON**,imei:123456789012345,JON**,imei:123456789012345,C,30s', 'latin1');
     const frames: string[] = [];
     let rest = stream;
-    for (let length = serverFrameLength('gps103', rest); length !== undefined && rest.length > 0; length = serverFrameLength('gps103', rest)) {
+    for (let length = gps103Tracker.serverFrameLength!(rest, true); length !== undefined && rest.length > 0; length = gps103Tracker.serverFrameLength!(rest, true)) {
       frames.push(rest.subarray(0, length).toString('latin1'));
       rest = rest.subarray(length);
     }
     assert.deepEqual(frames, ['ON', '**,imei:123456789012345,J', 'ON', '**,imei:123456789012345,C,30s']);
-    assert.deepEqual(frames.map((frame) => isServerCommand('gps103', Buffer.from(frame, 'latin1'))), [false, true, false, true]);
-    assert.equal(serverFrameLength('gps103', Buffer.from('O', 'latin1')), undefined);
-    assert.equal(serverFrameLength('gps103', Buffer.from('**', 'latin1')), undefined);
-    assert.equal(isServerCommand('gps103', Buffer.from('**,imei:123456789012345,E;', 'latin1')), false, 'the answer to an SOS');
+    assert.deepEqual(frames.map((frame) => gps103Tracker.commands!.isCommand(Buffer.from(frame, 'latin1'))), [false, true, false, true]);
+    assert.equal(gps103Tracker.serverFrameLength!(Buffer.from('O', 'latin1'), true), undefined);
+    assert.equal(gps103Tracker.serverFrameLength!(Buffer.from('**', 'latin1'), true), undefined);
+    assert.equal(gps103Tracker.commands!.isCommand(Buffer.from('**,imei:123456789012345,E;', 'latin1')), false, 'the answer to an SOS');
   });
 
   it('tells a JT808 command from the acknowledgements by its message id', () => {
     const stop = jt808Protocol.commands!.encode(command('engineStop'), context());
-    assert.equal(serverFrameLength('jt808', Buffer.concat([stop, stop])), stop.length);
-    assert.equal(isServerCommand('jt808', stop), true);
+    assert.equal(jt808Tracker.serverFrameLength!(Buffer.concat([stop, stop]), true), stop.length);
+    assert.equal(jt808Tracker.commands!.isCommand(stop), true);
     const acknowledgement = jt808Protocol.decode(jt808Location('123456789012345', { time: NOW, latitude: 1, longitude: 2, altitude: 0, speed: 0, course: 0, valid: true }, 1), {}, NOW).ack!;
-    assert.equal(isServerCommand('jt808', acknowledgement), false);
+    assert.equal(jt808Tracker.commands!.isCommand(acknowledgement), false);
   });
 });

@@ -1,15 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import type { DeviceFix } from '../../../../src/cli/simulator/encoders.ts';
-import {
-  gt06Location,
-  gt06Login,
-  h02Location,
-  osmAndQuery,
-  teltonikaAvlPacket,
-  teltonikaHandshake,
-} from '../../../../src/cli/simulator/encoders.ts';
+import type { DeviceFix } from '../../../../src/services/tracking/protocols/simulated-tracker.ts';
+import { gt06Location, gt06Login } from '../../../../src/services/tracking/protocols/gt06/simulator.ts';
+import { h02Location } from '../../../../src/services/tracking/protocols/h02/simulator.ts';
+import { osmAndQuery } from '../../../../src/services/tracking/protocols/osmand/simulator.ts';
+import { teltonikaAvlPacket, teltonikaHandshake } from '../../../../src/services/tracking/protocols/teltonika/simulator.ts';
 import { gt06Protocol } from '../../../../src/services/tracking/protocols/gt06/decoder.ts';
 import { h02Protocol } from '../../../../src/services/tracking/protocols/h02/decoder.ts';
 import { decodeOsmAnd } from '../../../../src/services/tracking/protocols/osmand/decoder.ts';

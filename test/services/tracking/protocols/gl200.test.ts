@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { gl200Heartbeat, gl200Location } from '../../../../src/cli/simulator/encoders.ts';
+import { gl200Heartbeat, gl200Location } from '../../../../src/services/tracking/protocols/gl200/simulator.ts';
 import { gl200Commands, gl200Protocol } from '../../../../src/services/tracking/protocols/gl200/decoder.ts';
 import type { CommandType } from '../../../../src/services/tracking/protocols/command-types.ts';
 import { ProtocolError } from '../../../../src/services/tracking/protocols/types.ts';

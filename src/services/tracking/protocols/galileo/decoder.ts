@@ -5,7 +5,8 @@
 // own checksum, as Traccar does. Iridium packets (0x01 with a 0x01001c header) carry one record.
 
 import { crc16Modbus } from '../checksum.ts';
-import type { CommandEncoder } from '../command-types.ts';
+import { commandEncoder } from '../command-types.ts';
+import type { DeviceCommand } from '../command-types.ts';
 import { addAlarm, isValidCoordinate, knotsFromKmh } from '../decode-helpers.ts';
 import { LittleEndianReader } from '../little-endian-reader.ts';
 import type { ConnectionState, DecodedMessage, DecodedPosition, DecodedStatus, TcpProtocol } from '../types.ts';
@@ -271,9 +272,9 @@ function decode(frame: Buffer, now: Date): DecodedMessage {
 }
 
 /** Traccar's Galileosky text command (tags 0x03 IMEI, 0x04 device id, 0xe0 number, 0xe1 text), CRC-16/MODBUS. */
-export const galileoCommands: CommandEncoder = {
-  supports: ['custom', 'outputControl'],
-  encode(command, { uniqueId, sequence }) {
+export const galileoCommands = commandEncoder(
+  ['custom', 'outputControl'],
+  (command: DeviceCommand): string => {
     let text: string;
     if (command.type === 'custom') {
       text = String(command.attributes['data'] ?? '');
@@ -284,7 +285,11 @@ export const galileoCommands: CommandEncoder = {
     } else {
       throw new ProtocolError(`galileo: ${command.type} is not supported`);
     }
-    if (text === '' || text.length > 255 || !/^\d{15}$/.test(uniqueId)) throw new ProtocolError('galileo: the text must be 1 to 255 characters, the IMEI 15 digits');
+    if (text === '' || text.length > 255) throw new ProtocolError('galileo: the text must be 1 to 255 characters');
+    return text;
+  },
+  (text, { uniqueId, sequence }) => {
+    if (!/^\d{15}$/.test(uniqueId)) throw new ProtocolError('galileo: the IMEI must be 15 digits');
     // The command number (tag 0xe0) is the sequence, so the device's answer can be matched; Traccar sends 0.
     const number = Buffer.alloc(4);
     number.writeUInt32LE(sequence >>> 0);
@@ -299,7 +304,7 @@ export const galileoCommands: CommandEncoder = {
     frame.writeUInt16LE(crc16Modbus(frame.subarray(0, 3 + body.length)), 3 + body.length);
     return frame;
   },
-};
+);
 
 export const galileoProtocol: TcpProtocol = {
   name: 'galileo',

@@ -5,7 +5,8 @@
 // `+SACK:GTHBD,<protocol version>,<count>$`; other `+ACK:` messages answer commands and become results. The binary
 // form (`+RSP`, `+EVT`, …) is split by its length and decoded in gl200-binary.ts.
 
-import type { CommandEncoder } from '../command-types.ts';
+import { commandEncoder } from '../command-types.ts';
+import type { DeviceCommand } from '../command-types.ts';
 import { commandText } from '../command-text.ts';
 import { textFrameEnd } from '../text-frames.ts';
 import { decodeGl200Binary } from './binary.ts';
@@ -1000,19 +1001,20 @@ const GL200_COMMANDS: Partial<Record<string, string>> = {
   rebootDevice: `AT+GTRTO=${GL200_DEVICE_PASSWORD},3,,,,,,FFFF$`,
 };
 
-export const gl200Commands: CommandEncoder = {
-  supports: ['custom', 'positionSingle', 'engineStop', 'engineResume', 'rebootDevice'],
-  encode(command) {
+export const gl200Commands = commandEncoder(
+  ['custom', 'positionSingle', 'engineStop', 'engineResume', 'rebootDevice'],
+  (command: DeviceCommand): string => {
     if (command.type === 'custom') {
       const data = commandText(command);
       if (!/^AT\+GT[A-Z]{3}=[^$\r\n]*\$?$/.test(data)) throw new ProtocolError('gl200: custom data must be one AT+GT command');
-      return Buffer.from(data.endsWith('$') ? data : `${data}$`, 'latin1');
+      return data.endsWith('$') ? data : `${data}$`;
     }
     const text = GL200_COMMANDS[command.type];
     if (text === undefined) throw new ProtocolError(`gl200: ${command.type} is not supported`);
-    return Buffer.from(text, 'latin1');
+    return text;
   },
-};
+  (text) => Buffer.from(text, 'latin1'),
+);
 
 export const gl200Protocol: TcpProtocol = {
   name: 'gl200',

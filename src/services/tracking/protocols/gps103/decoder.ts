@@ -4,7 +4,8 @@
 // (answered LOAD), heartbeat `<imei>;` (answered ON), `help me` (answered `**,imei:<imei>,E;`), OBD reports, and
 // an alternative CSV form ending in '*'.
 
-import type { CommandEncoder, DeviceCommand } from '../command-types.ts';
+import { commandEncoder } from '../command-types.ts';
+import type { DeviceCommand } from '../command-types.ts';
 import { addAlarm, isValidCoordinate, knotsFromKmh, utcDate } from '../decode-helpers.ts';
 import { splitTextFrames } from '../text-frames.ts';
 import type { ConnectionState, DecodedMessage, DecodedPosition, TcpProtocol } from '../types.ts';
@@ -229,26 +230,25 @@ const GPS103_LETTERS: Partial<Record<DeviceCommand['type'], string>> = {
   alarmDisarm: 'M',
 };
 
-export const gps103Commands: CommandEncoder = {
-  supports: ['custom', 'positionSingle', 'positionPeriodic', 'positionStop', 'engineStop', 'engineResume', 'alarmArm', 'alarmDisarm'],
-  encode(command, { uniqueId }) {
-    let text: string;
+export const gps103Commands = commandEncoder(
+  ['custom', 'positionSingle', 'positionPeriodic', 'positionStop', 'engineStop', 'engineResume', 'alarmArm', 'alarmDisarm'],
+  (command: DeviceCommand): string => {
     if (command.type === 'custom') {
       const data = String(command.attributes['data'] ?? '');
       if (data === '' || /[\r\n;]/.test(data)) throw new ProtocolError('gps103: custom data must be one instruction');
-      text = data;
-    } else if (command.type === 'positionPeriodic') {
+      return data;
+    }
+    if (command.type === 'positionPeriodic') {
       const frequency = Number(command.attributes['frequency']);
       if (!Number.isInteger(frequency) || frequency <= 0 || frequency >= 100 * 3600) throw new ProtocolError('gps103: frequency must be 1 s to 99 h');
-      text = `C,${interval(frequency)}`;
-    } else {
-      const letter = GPS103_LETTERS[command.type];
-      if (letter === undefined) throw new ProtocolError(`gps103: ${command.type} is not supported`);
-      text = letter;
+      return `C,${interval(frequency)}`;
     }
-    return Buffer.from(`**,imei:${uniqueId},${text}`, 'latin1');
+    const letter = GPS103_LETTERS[command.type];
+    if (letter === undefined) throw new ProtocolError(`gps103: ${command.type} is not supported`);
+    return letter;
   },
-};
+  (text, { uniqueId }) => Buffer.from(`**,imei:${uniqueId},${text}`, 'latin1'),
+);
 
 export const gps103Protocol: TcpProtocol = {
   name: 'gps103',

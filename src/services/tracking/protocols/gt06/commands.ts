@@ -2,7 +2,8 @@
 // 0x7979 frames) carrying the same 4-byte server flag and its reply text.
 
 import { crc16X25 } from '../checksum.ts';
-import type { CommandEncoder, DeviceCommand } from '../command-types.ts';
+import { commandEncoder } from '../command-types.ts';
+import type { DeviceCommand } from '../command-types.ts';
 import { commandText } from '../command-text.ts';
 import { ProtocolError } from '../types.ts';
 
@@ -15,8 +16,7 @@ const MAX_TEXT_BYTES = 255 - (1 + 1 + 4 + 2 + 2);
  * the server flag in its answer, so it carries the command's sequence.
  */
 export function gt06CommandFrame(text: string, serverFlag: number, serial: number): Buffer {
-  const content = Buffer.from(text, 'latin1');
-  if (content.length > MAX_TEXT_BYTES) throw new ProtocolError(`gt06: a command holds at most ${MAX_TEXT_BYTES} bytes`);
+  const content = fitting(text);
   const frame = Buffer.alloc(15 + content.length);
   let offset = frame.writeUInt16BE(0x7878, 0);
   offset = frame.writeUInt8(1 + 1 + 4 + content.length + 2 + 2, offset);
@@ -30,18 +30,17 @@ export function gt06CommandFrame(text: string, serverFlag: number, serial: numbe
   return frame;
 }
 
-function instruction(command: DeviceCommand): string {
-  switch (command.type) {
-    case 'engineStop':
-      return 'Relay,1#';
-    case 'engineResume':
-      return 'Relay,0#';
-    default:
-      return commandText(command);
-  }
+/** The text as the frame carries it, when it fits. */
+function fitting(text: string): Buffer {
+  const content = Buffer.from(text, 'latin1');
+  if (content.length > MAX_TEXT_BYTES) throw new ProtocolError(`gt06: a command holds at most ${MAX_TEXT_BYTES} bytes`);
+  return content;
 }
 
-export const gt06Commands: CommandEncoder = {
-  supports: ['custom', 'engineStop', 'engineResume'],
-  encode: (command, { sequence }) => gt06CommandFrame(instruction(command), sequence, sequence),
-};
+function instruction(command: DeviceCommand): string {
+  const text = command.type === 'engineStop' ? 'Relay,1#' : command.type === 'engineResume' ? 'Relay,0#' : commandText(command);
+  fitting(text);
+  return text;
+}
+
+export const gt06Commands = commandEncoder(['custom', 'engineStop', 'engineResume'], instruction, (text, { sequence }) => gt06CommandFrame(text, sequence, sequence));

@@ -5,7 +5,8 @@
 // Clock: the BCD times are China Standard Time (UTC+8), as Traccar assumes by default.
 
 import { ByteReader } from '../byte-reader.ts';
-import type { CommandEncoder, DeviceCommand } from '../command-types.ts';
+import { commandEncoder } from '../command-types.ts';
+import type { CommandType, DeviceCommand } from '../command-types.ts';
 import { addAlarm, isValidCoordinate, knotsFromKmh, utcDate } from '../decode-helpers.ts';
 import type { ConnectionState, DecodedMessage, DecodedPosition, DecodedStatus, TcpProtocol } from '../types.ts';
 import { ProtocolError } from '../types.ts';
@@ -881,37 +882,42 @@ export function jt808MessageType(message: Buffer): number {
   return content.length >= 2 ? content.readUInt16BE(0) : -1;
 }
 
-export const jt808Commands: CommandEncoder = {
-  supports: ['custom', 'rebootDevice', 'positionPeriodic', 'alarmArm', 'alarmDisarm', 'engineStop', 'engineResume'],
-  encode(command: DeviceCommand, { uniqueId }): Buffer {
+const COMMAND_TYPES: readonly CommandType[] = ['custom', 'rebootDevice', 'positionPeriodic', 'alarmArm', 'alarmDisarm', 'engineStop', 'engineResume'];
+
+export const jt808Commands = commandEncoder(
+  COMMAND_TYPES,
+  (command: DeviceCommand): DeviceCommand => {
+    if (command.type === 'custom' && !/^([0-9a-fA-F]{2})+$/.test(String(command.attributes['data'] ?? ''))) {
+      throw new ProtocolError('jt808: custom data must be a whole frame in hex');
+    }
+    const frequency = Number(command.attributes['frequency']);
+    if (command.type === 'positionPeriodic' && (!Number.isInteger(frequency) || frequency < 0 || frequency > 0xffffffff)) {
+      throw new ProtocolError('jt808: frequency must be a whole number of seconds');
+    }
+    if (!COMMAND_TYPES.includes(command.type)) throw new ProtocolError(`jt808: ${command.type} is not supported`);
+    return command;
+  },
+  (command, { uniqueId }) => {
     const header = jt808Header(uniqueId);
     switch (command.type) {
-      case 'custom': {
-        const data = String(command.attributes['data'] ?? '');
-        if (!/^([0-9a-fA-F]{2})+$/.test(data)) throw new ProtocolError('jt808: custom data must be a whole frame in hex');
-        return Buffer.from(data, 'hex');
-      }
+      case 'custom':
+        return Buffer.from(String(command.attributes['data']), 'hex');
       case 'rebootDevice':
         return jt808Message(header, JT808_MESSAGES.parameterSetting, parameter(0x23, Buffer.from([0x03])));
       case 'positionPeriodic': {
-        const frequency = Number(command.attributes['frequency']);
-        if (!Number.isInteger(frequency) || frequency < 0 || frequency > 0xffffffff) throw new ProtocolError('jt808: frequency must be a whole number of seconds');
         const value = Buffer.alloc(4);
-        value.writeUInt32BE(frequency);
+        value.writeUInt32BE(Number(command.attributes['frequency']));
         return jt808Message(header, JT808_MESSAGES.parameterSetting, parameter(0x06, value));
       }
       case 'alarmArm':
       case 'alarmDisarm':
         return jt808Message(header, JT808_MESSAGES.parameterSetting,
           parameter(0x24, Buffer.concat([Buffer.from([command.type === 'alarmArm' ? 1 : 0]), Buffer.from('user', 'latin1')])));
-      case 'engineStop':
-      case 'engineResume':
-        return jt808Message(header, JT808_MESSAGES.terminalControl, Buffer.from([command.type === 'engineStop' ? 0xf0 : 0xf1]));
       default:
-        throw new ProtocolError(`jt808: ${command.type} is not supported`);
+        return jt808Message(header, JT808_MESSAGES.terminalControl, Buffer.from([command.type === 'engineStop' ? 0xf0 : 0xf1]));
     }
   },
-};
+);
 
 export const jt808Protocol: TcpProtocol = {
   name: 'jt808',

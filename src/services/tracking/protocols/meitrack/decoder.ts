@@ -3,7 +3,8 @@
 // locations, CCC binary batches (answered `@@<flag>…,CCC,<count>`), CCE binary TLV batches, AAC (answered), D82 result.
 // Times are UTC; speeds km/h.
 
-import type { CommandEncoder } from '../command-types.ts';
+import { commandEncoder } from '../command-types.ts';
+import type { DeviceCommand } from '../command-types.ts';
 import { addAlarm, isValidCoordinate, knotsFromKmh, utcDate } from '../decode-helpers.ts';
 import { LittleEndianReader } from '../little-endian-reader.ts';
 import type { ConnectionState, DecodedMessage, DecodedPosition, DecodedStatus, TcpProtocol } from '../types.ts';
@@ -332,15 +333,16 @@ const MEITRACK_CONTENT: Partial<Record<string, string>> = {
   alarmDisarm: 'C01,0,22022',
 };
 
-export const meitrackCommands: CommandEncoder = {
-  supports: ['custom', 'positionSingle', 'engineStop', 'engineResume', 'alarmArm', 'alarmDisarm'],
-  encode(command, { uniqueId }) {
+export const meitrackCommands = commandEncoder(
+  ['custom', 'positionSingle', 'engineStop', 'engineResume', 'alarmArm', 'alarmDisarm'],
+  (command: DeviceCommand): string => {
     const content = command.type === 'custom' ? String(command.attributes['data'] ?? '') : MEITRACK_CONTENT[command.type];
     if (content === undefined) throw new ProtocolError(`meitrack: ${command.type} is not supported`);
     if (content === '' || /[*\r\n]/.test(content)) throw new ProtocolError('meitrack: custom data must be one instruction without * or line breaks');
-    return meitrackCommand(uniqueId, content);
+    return content;
   },
-};
+  (content, { uniqueId }) => meitrackCommand(uniqueId, content),
+);
 
 export const meitrackProtocol: TcpProtocol = {
   name: 'meitrack',

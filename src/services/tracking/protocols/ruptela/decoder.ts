@@ -5,7 +5,8 @@
 
 import { ByteReader } from '../byte-reader.ts';
 import { crc16Kermit } from '../checksum.ts';
-import type { CommandEncoder } from '../command-types.ts';
+import { commandEncoder } from '../command-types.ts';
+import type { DeviceCommand } from '../command-types.ts';
 import { addAlarm, int64Value, isValidCoordinate, knotsFromKmh } from '../decode-helpers.ts';
 import type { ConnectionState, DecodedMessage, DecodedPosition, DecodedStatus, TcpProtocol } from '../types.ts';
 import { ProtocolError } from '../types.ts';
@@ -252,9 +253,9 @@ function decode(frame: Buffer): DecodedMessage {
 const smsViaGprs = (text: string) => ruptelaMessage(RUPTELA_MESSAGES.smsViaGprs, Buffer.from(text, 'latin1'));
 
 /** Traccar's Ruptela commands: SMS-style text over GPRS, IO setting, or a raw hex message. */
-export const ruptelaCommands: CommandEncoder = {
-  supports: ['custom', 'engineStop', 'engineResume', 'outputControl'],
-  encode(command) {
+export const ruptelaCommands = commandEncoder(
+  ['custom', 'engineStop', 'engineResume', 'outputControl'],
+  (command: DeviceCommand): Buffer => {
     switch (command.type) {
       case 'custom': {
         const data = String(command.attributes['data'] ?? '');
@@ -279,7 +280,9 @@ export const ruptelaCommands: CommandEncoder = {
         throw new ProtocolError(`ruptela: ${command.type} is not supported`);
     }
   },
-};
+  // The frame depends on no device: it is the instruction itself.
+  (frame) => frame,
+);
 
 export const ruptelaProtocol: TcpProtocol = {
   name: 'ruptela',

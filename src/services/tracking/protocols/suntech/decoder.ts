@@ -3,7 +3,8 @@
 // `yyyymmdd;hh:mm:ss` UTC; speed km/h. The universal binary form (`0x81`/`0x82`, a 24-bit field mask) is decoded too.
 // Suntech devices expect no answer.
 
-import type { CommandEncoder } from '../command-types.ts';
+import { commandEncoder } from '../command-types.ts';
+import type { DeviceCommand } from '../command-types.ts';
 import { addAlarm, isValidCoordinate, knotsFromKmh, utcDate } from '../decode-helpers.ts';
 import type { ConnectionState, DecodedMessage, DecodedPosition, DecodedStatus, TcpProtocol } from '../types.ts';
 import { ProtocolError } from '../types.ts';
@@ -465,20 +466,21 @@ const SUNTECH_ACTIONS: Partial<Record<string, string>> = {
   alarmDisarm: 'Disable2',
 };
 
-export const suntechCommands: CommandEncoder = {
-  supports: ['rebootDevice', 'positionSingle', 'engineStop', 'engineResume', 'alarmArm', 'alarmDisarm', 'outputControl'],
-  encode(command, { uniqueId }) {
-    let action = SUNTECH_ACTIONS[command.type];
+export const suntechCommands = commandEncoder(
+  ['rebootDevice', 'positionSingle', 'engineStop', 'engineResume', 'alarmArm', 'alarmDisarm', 'outputControl'],
+  (command: DeviceCommand): string => {
     if (command.type === 'outputControl') {
       const index = String(command.attributes['index'] ?? '');
       const data = String(command.attributes['data'] ?? '');
       if (!/^\d{1,2}$/.test(index) || !/^[01]$/.test(data)) throw new ProtocolError('suntech: output index must be a number and data 0 or 1');
-      action = `${data === '1' ? 'Enable' : 'Disable'}${index}`;
+      return `${data === '1' ? 'Enable' : 'Disable'}${index}`;
     }
+    const action = SUNTECH_ACTIONS[command.type];
     if (action === undefined) throw new ProtocolError(`suntech: ${command.type} is not supported`);
-    return Buffer.from(`SA200CMD;${uniqueId};02;${action}\r`, 'latin1');
+    return action;
   },
-};
+  (action, { uniqueId }) => Buffer.from(`SA200CMD;${uniqueId};02;${action}\r`, 'latin1'),
+);
 
 export const suntechProtocol: TcpProtocol = {
   name: 'suntech',

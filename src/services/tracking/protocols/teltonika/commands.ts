@@ -3,7 +3,8 @@
 
 import { crc16Ibm } from '../checksum.ts';
 import type { ByteReader } from '../byte-reader.ts';
-import type { CommandEncoder, DeviceCommand } from '../command-types.ts';
+import { commandEncoder } from '../command-types.ts';
+import type { DeviceCommand } from '../command-types.ts';
 import { commandText, isHexData } from '../command-text.ts';
 import { isPlausibleDeviceTime } from '../plausibility.ts';
 import type { DecodedStatus } from '../types.ts';
@@ -19,7 +20,7 @@ const MAX_PAYLOAD = 1024;
 
 /** One Codec 12 message (a command of type 0x05, or, on the simulator's side, a response of type 0x06). */
 export function teltonikaCodec12Frame(type: number, payload: Buffer): Buffer {
-  if (payload.length > MAX_PAYLOAD) throw new ProtocolError(`teltonika: a command holds at most ${MAX_PAYLOAD} bytes`);
+  fitting(payload);
   const frame = Buffer.alloc(8 + 8 + payload.length + 4);
   let offset = frame.writeUInt32BE(0, 0);
   offset = frame.writeUInt32BE(payload.length + 8, offset);
@@ -33,6 +34,11 @@ export function teltonikaCodec12Frame(type: number, payload: Buffer): Buffer {
   return frame;
 }
 
+function fitting(payload: Buffer): Buffer {
+  if (payload.length > MAX_PAYLOAD) throw new ProtocolError(`teltonika: a command holds at most ${MAX_PAYLOAD} bytes`);
+  return payload;
+}
+
 function payload(command: DeviceCommand): Buffer {
   switch (command.type) {
     case 'engineStop':
@@ -41,15 +47,12 @@ function payload(command: DeviceCommand): Buffer {
       return Buffer.from('setdigout 0', 'latin1');
     default: {
       const data = commandText(command);
-      return isHexData(data) ? Buffer.from(data, 'hex') : Buffer.from(data, 'latin1');
+      return fitting(isHexData(data) ? Buffer.from(data, 'hex') : Buffer.from(data, 'latin1'));
     }
   }
 }
 
-export const teltonikaCommands: CommandEncoder = {
-  supports: ['custom', 'engineStop', 'engineResume'],
-  encode: (command) => teltonikaCodec12Frame(COMMAND_TYPE, payload(command)),
-};
+export const teltonikaCommands = commandEncoder(['custom', 'engineStop', 'engineResume'], payload, (bytes) => teltonikaCodec12Frame(COMMAND_TYPE, bytes));
 
 const PRINTABLE = /^[\x20-\x7e\r\n\t]*$/;
 

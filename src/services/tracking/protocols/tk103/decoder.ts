@@ -4,7 +4,8 @@
 // is answered `(<id>AP01HSO)`, BP05 `(<id>AP05)`. Free text between `$` signs may hold a `)`.
 
 import { ByteReader } from '../byte-reader.ts';
-import type { CommandEncoder } from '../command-types.ts';
+import { commandEncoder } from '../command-types.ts';
+import type { DeviceCommand } from '../command-types.ts';
 import { addAlarm, isValidCoordinate, knotsFromKmh, utcDate } from '../decode-helpers.ts';
 import { LittleEndianReader } from '../little-endian-reader.ts';
 import { splitTextFrames } from '../text-frames.ts';
@@ -270,43 +271,43 @@ function decode(frame: Buffer): DecodedMessage {
 }
 
 /** Traccar's TK103 instructions: `(<id><command><data>)`. */
-export const tk103Commands: CommandEncoder = {
-  supports: ['custom', 'positionSingle', 'positionPeriodic', 'positionStop', 'engineStop', 'engineResume', 'rebootDevice', 'outputControl'],
-  encode(command, { uniqueId }) {
-    const frame = (body: string) => Buffer.from(`(${uniqueId}${body})`, 'latin1');
+export const tk103Commands = commandEncoder(
+  ['custom', 'positionSingle', 'positionPeriodic', 'positionStop', 'engineStop', 'engineResume', 'rebootDevice', 'outputControl'],
+  (command: DeviceCommand): string => {
     const attribute = (name: string) => String(command.attributes[name] ?? '');
     switch (command.type) {
       case 'custom': {
         const data = attribute('data');
         if (data === '' || /[()]/.test(data)) throw new ProtocolError('tk103: custom data must be one instruction without parentheses');
-        return frame(data);
+        return data;
       }
       case 'positionSingle':
-        return frame('AP00');
+        return 'AP00';
       case 'positionPeriodic': {
         const frequency = Number(command.attributes['frequency']);
         if (!Number.isInteger(frequency) || frequency <= 0 || frequency > 0xffff) throw new ProtocolError('tk103: frequency must be 1 to 65535 s');
-        return frame(`AR00${frequency.toString(16).toUpperCase().padStart(4, '0')}0000`);
+        return `AR00${frequency.toString(16).toUpperCase().padStart(4, '0')}0000`;
       }
       case 'positionStop':
-        return frame('AR0000000000');
+        return 'AR0000000000';
       case 'engineStop':
-        return frame('AV010');
+        return 'AV010';
       case 'engineResume':
-        return frame('AV011');
+        return 'AV011';
       case 'rebootDevice':
-        return frame('AT00');
+        return 'AT00';
       case 'outputControl': {
         // Traccar writes the data after AV00 (AV00<state>): the output is implied by the device model.
         const data = attribute('data');
         if (!/^[01]$/.test(data)) throw new ProtocolError('tk103: output data must be 0 or 1');
-        return frame(`AV00${data}`);
+        return `AV00${data}`;
       }
       default:
         throw new ProtocolError(`tk103: ${command.type} is not supported`);
     }
   },
-};
+  (body, { uniqueId }) => Buffer.from(`(${uniqueId}${body})`, 'latin1'),
+);
 
 export const tk103Protocol: TcpProtocol = {
   name: 'tk103',

@@ -5,7 +5,8 @@
 // same envelope. Voice (TK, TK2, JXTK in parts) and picture (img) messages are answered where the watch waits for it and
 // recorded as an attribute-only report (`media`, `mediaSize`); the media itself is not kept (docs/protocols.md).
 
-import type { CommandEncoder } from '../command-types.ts';
+import { commandEncoder } from '../command-types.ts';
+import type { DeviceCommand } from '../command-types.ts';
 import { addAlarm, isValidCoordinate, knotsFromKmh, utcDate } from '../decode-helpers.ts';
 import type { ConnectionState, DecodedMessage, DecodedPosition, TcpProtocol } from '../types.ts';
 import { ProtocolError } from '../types.ts';
@@ -215,9 +216,9 @@ function decode(frame: Buffer, now: Date): DecodedMessage {
  * Traccar's watch instructions. The envelope names maker CS without an index: Traccar copies both from the watch's
  * own messages on the live connection, which an encoder does not see.
  */
-export const watchCommands: CommandEncoder = {
-  supports: ['custom', 'positionSingle', 'positionPeriodic', 'sosNumber', 'rebootDevice'],
-  encode(command, { uniqueId }) {
+export const watchCommands = commandEncoder(
+  ['custom', 'positionSingle', 'positionPeriodic', 'sosNumber', 'rebootDevice'],
+  (command: DeviceCommand): string => {
     const text = (name: string) => String(command.attributes[name] ?? '');
     let content: string;
     switch (command.type) {
@@ -246,9 +247,10 @@ export const watchCommands: CommandEncoder = {
         throw new ProtocolError(`watch: ${command.type} is not supported`);
     }
     if (content === '' || /[[\]]/.test(content)) throw new ProtocolError('watch: the content must be non-empty, without brackets');
-    return watchFrame('CS', uniqueId, undefined, content);
+    return content;
   },
-};
+  (content, { uniqueId }) => watchFrame('CS', uniqueId, undefined, content),
+);
 
 export const watchProtocol: TcpProtocol = {
   name: 'watch',

@@ -4,7 +4,8 @@
 // B a batch of D bodies separated by `|` answered `#AB#<count>`, M a text message answered `#AM#1`. Over UDP each
 // line is prefixed with the id: `[2.0;]<imei>#D#...`.
 
-import type { CommandEncoder } from '../command-types.ts';
+import { commandEncoder } from '../command-types.ts';
+import type { DeviceCommand } from '../command-types.ts';
 import { isValidCoordinate, knotsFromKmh, utcDate } from '../decode-helpers.ts';
 import { splitTextFrames } from '../text-frames.ts';
 import type { ConnectionState, DecodedMessage, DecodedPosition, DecodedStatus, TcpProtocol } from '../types.ts';
@@ -184,19 +185,20 @@ function decode(frame: Buffer, now: Date): DecodedMessage {
 }
 
 /** Traccar's Wialon instructions, one line each. */
-export const wialonCommands: CommandEncoder = {
-  supports: ['rebootDevice', 'outputControl'],
-  encode(command) {
-    if (command.type === 'rebootDevice') return Buffer.from('reboot\r\n', 'latin1');
+export const wialonCommands = commandEncoder(
+  ['rebootDevice', 'outputControl'],
+  (command: DeviceCommand): string => {
+    if (command.type === 'rebootDevice') return 'reboot';
     if (command.type === 'outputControl') {
       const index = String(command.attributes['index'] ?? '');
       const data = String(command.attributes['data'] ?? '');
       if (!/^\d{1,3}$/.test(index) || !/^[01]$/.test(data)) throw new ProtocolError('wialon: output index must be a number and data 0 or 1');
-      return Buffer.from(`L${index}=${data}\r\n`, 'latin1');
+      return `L${index}=${data}`;
     }
     throw new ProtocolError(`wialon: ${command.type} is not supported`);
   },
-};
+  (line) => Buffer.from(`${line}\r\n`, 'latin1'),
+);
 
 export const wialonProtocol: TcpProtocol = {
   name: 'wialon',
