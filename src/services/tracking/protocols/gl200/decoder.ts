@@ -3,7 +3,7 @@
 // fields are comma-separated, times `yyyyMMddHHmmss` UTC, speeds km/h, coordinates `lon,lat`. The first two
 // characters of the protocol version name the model, which decides some layouts. Heartbeats `+ACK:GTHBD` are answered
 // `+SACK:GTHBD,<protocol version>,<count>$`; other `+ACK:` messages answer commands and become results. The binary
-// form (`+RSP`, `+EVT`, …) is split by its length and decoded in gl200-binary.ts.
+// form (`+RSP`, `+EVT`, …) is split by its length and decoded in binary.ts.
 
 import { commandEncoder } from '../command-types.ts';
 import type { DeviceCommand } from '../command-types.ts';
