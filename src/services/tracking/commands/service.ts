@@ -60,20 +60,19 @@ const HISTORY_LIMIT = 1000;
 const DEFAULT_HISTORY_WINDOW_MS = 24 * 3600 * 1000;
 const MAX_SAVED_PER_USER = 1000;
 
-/** The command encoder of a protocol, loaded with its decoder; undefined over protocols without commands (OsmAnd). */
-async function encoderOf(protocol: string): Promise<CommandEncoder | undefined> {
-  return (await protocolEntry(protocol)?.decoder?.())?.commands;
-}
-
-/** The types a device may be sent: only `custom` until its protocol is known; none over protocols without commands. */
-async function supportedTypes(protocol: string | undefined): Promise<readonly CommandType[]> {
-  if (protocol === undefined) return ['custom'];
-  return (await encoderOf(protocol))?.supports ?? [];
+/**
+ * What a device may be sent, by its protocol: only `custom` until its protocol is known; nothing over protocols without
+ * commands (OsmAnd). The encoder is loaded with the protocol's decoder.
+ */
+async function commandSupport(protocol: string | undefined): Promise<{ types: readonly CommandType[]; encoder?: CommandEncoder }> {
+  if (protocol === undefined) return { types: ['custom'] };
+  const encoder = (await protocolEntry(protocol)?.decoder?.())?.commands;
+  return encoder ? { types: encoder.supports, encoder } : { types: [] };
 }
 
 /** Every type some protocol can send, in the order of COMMAND_TYPES. */
 async function anyProtocolTypes(): Promise<CommandType[]> {
-  const supported = new Set((await Promise.all(PROTOCOL_REGISTRY.map((entry) => supportedTypes(entry.name)))).flat());
+  const supported = new Set((await Promise.all(PROTOCOL_REGISTRY.map(async (entry) => (await commandSupport(entry.name)).types))).flat());
   return COMMAND_TYPES.filter((type) => supported.has(type));
 }
 
@@ -90,7 +89,7 @@ export class CommandService {
   async types(userId: number, scope: object, deviceId: number | undefined): Promise<{ type: CommandType }[]> {
     if (deviceId === undefined) return (await anyProtocolTypes()).map((type) => ({ type }));
     await this.#assertCommandAccess(userId, scope, deviceId, 'commands');
-    return (await supportedTypes(await this.#deps.protocols.protocolOf(deviceId))).map((type) => ({ type }));
+    return (await commandSupport(await this.#deps.protocols.protocolOf(deviceId))).types.map((type) => ({ type }));
   }
 
   async send(userId: number, scope: object, request: SendRequest): Promise<CommandView> {
@@ -110,14 +109,15 @@ export class CommandService {
       ? validateCommand(saved.type, JSON.parse(saved.attributes) as Record<string, unknown>)
       : validateCommand(request.type as string, request.attributes ?? {});
     const protocol = await this.#deps.protocols.protocolOf(request.deviceId);
-    if (!(await supportedTypes(protocol)).includes(command.type)) {
+    const support = await commandSupport(protocol);
+    if (!support.types.includes(command.type)) {
       throw new AppError('UNSUPPORTED_COMMAND', protocol === undefined
         ? 'The device has not connected yet: only custom commands can be queued for it'
         : `The device's protocol (${protocol}) cannot send ${command.type}`);
     }
     // What the protocol accepts is checked here, once; the frame is built once, when delivery writes it to the device.
     try {
-      if (protocol !== undefined) (await encoderOf(protocol))?.check(command);
+      support.encoder?.check(command);
     } catch (error) {
       if (error instanceof ProtocolError) throw new AppError('INVALID_COMMAND_ATTRIBUTES', error.message);
       throw error;

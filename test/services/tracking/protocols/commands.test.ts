@@ -3,7 +3,9 @@ import { describe, it } from 'node:test';
 import { crc16Ibm, crc16X25 } from '../../../../src/services/tracking/protocols/checksum.ts';
 import { gps103Tracker } from '../../../../src/services/tracking/protocols/gps103/simulator.ts';
 import { jt808Location, jt808Tracker } from '../../../../src/services/tracking/protocols/jt808/simulator.ts';
+import { COMMAND_TYPES } from '../../../../src/services/tracking/protocols/command-types.ts';
 import type { CommandType, DeviceCommand } from '../../../../src/services/tracking/protocols/command-types.ts';
+import { PROTOCOL_REGISTRY } from '../../../../src/services/tracking/protocols/registry.ts';
 import { gt06CommandFrame, gt06Commands } from '../../../../src/services/tracking/protocols/gt06/commands.ts';
 import { gt06Protocol } from '../../../../src/services/tracking/protocols/gt06/decoder.ts';
 import { h02Commands } from '../../../../src/services/tracking/protocols/h02/commands.ts';
@@ -144,6 +146,45 @@ describe('protocol command support', () => {
     assert.ok(teltonikaProtocol.commands?.supports.includes('custom'));
     assert.ok(h02Protocol.commands?.supports.includes('positionPeriodic'));
     assert.throws(() => gt06Commands.encode(command('rebootDevice'), context()), ProtocolError);
+  });
+});
+
+describe('checking a command apart from encoding it', () => {
+  /** Commands that the type's own rules (commands/validation.ts) let through, some of which a protocol cannot carry. */
+  const CANDIDATES: DeviceCommand[] = [
+    ...COMMAND_TYPES.map((type) => command(type)),
+    command('custom', { data: 'Relay,1#' }), command('custom', { data: '0a0b0c' }), command('custom', { data: 'AT+GTRTO=gl200,1$' }),
+    command('custom', { data: 'a;b' }), command('custom', { data: 'a)b' }), command('custom', { data: 'a]b' }), command('custom', { data: 'A*1' }),
+    command('custom', { data: 'x'.repeat(300) }), command('custom', { data: 'x'.repeat(1024) }), command('custom', { data: 'not hex' }),
+    ...[1, 30, 3600, 70_000, 86_400].map((frequency) => command('positionPeriodic', { frequency })),
+    command('outputControl', { index: 1, data: '1' }), command('outputControl', { index: 200, data: '1' }), command('outputControl', { index: 1, data: 'on' }),
+    command('sosNumber', { index: 1, phone: '+4930123456' }), command('sosNumber', { index: 9, phone: '+4930123456' }),
+    command('setTimezone', { timezone: 'UTC' }),
+  ];
+
+  it('every protocol refuses in its check exactly what it cannot encode, so an accepted send always has a frame', async () => {
+    for (const entry of PROTOCOL_REGISTRY) {
+      if (!('decoder' in entry)) continue;
+      const encoder = (await entry.decoder()).commands;
+      if (!encoder) continue;
+      const uniqueId = (await entry.simulator()).uniqueId(1);
+      for (const candidate of CANDIDATES) {
+        const what = `${entry.name} ${candidate.type} ${JSON.stringify(candidate.attributes).slice(0, 40)}`;
+        let checked: unknown;
+        try {
+          encoder.check(candidate);
+        } catch (error) {
+          checked = error;
+        }
+        if (checked === undefined) {
+          assert.ok(encoder.supports.includes(candidate.type), `${what}: checked, so supported`);
+          assert.ok(encoder.encode(candidate, { uniqueId, sequence: 7, now: AT_010203 }).length > 0, what);
+        } else {
+          assert.ok(checked instanceof ProtocolError, what);
+          assert.throws(() => encoder.encode(candidate, { uniqueId, sequence: 7, now: AT_010203 }), ProtocolError, what);
+        }
+      }
+    }
   });
 });
 
