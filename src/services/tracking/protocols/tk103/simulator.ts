@@ -36,6 +36,7 @@ export function tk103Location(id: string, fix: DeviceFix, command: 'BR00' | 'BP0
 export const tk103Tracker: SimulatedTracker = {
   uniqueId: numberedIds('0270', 12),
   login: (uniqueId) => [tk103Login(uniqueId)],
+  // BP05, the location sent at log-in, is answered AP05 (BR00 is not).
   report: (uniqueId, fix) => tk103Location(uniqueId, fix, 'BP05'),
   serverFrameLength: (buffer) => textFrameLength(buffer, ')'),
 };
