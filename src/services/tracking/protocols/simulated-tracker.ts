@@ -42,8 +42,6 @@ export interface TrackerCommands {
   isCommand(frame: Buffer): boolean;
   /** A server frame that answers neither a report nor a login (GT06's acknowledgement of a command's answer). */
   acknowledgesAnswer?(frame: Buffer): boolean;
-  /** The instruction text a command frame carries. */
-  text(frame: Buffer): string;
   /** What the tracker answers to a command frame, located at `fix`. */
   answer(uniqueId: string, frame: Buffer, fix: DeviceFix, serial: number): Buffer;
 }

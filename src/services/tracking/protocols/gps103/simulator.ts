@@ -73,7 +73,6 @@ export const gps103Tracker: SimulatedTracker = {
   commands: {
     // `**,imei:<id>,E;` answers an SOS report; commands have no terminator.
     isCommand: (frame) => frame.toString('latin1').startsWith('**,') && !frame.toString('latin1').endsWith(';'),
-    text: commandText,
     // A report keyed by the instruction's letter: J (engine stop) is answered `jt`, K `kt`.
     answer: (uniqueId, frame, fix) => gps103Location(uniqueId, fix, `${commandText(frame).charAt(0).toLowerCase()}t`),
   },

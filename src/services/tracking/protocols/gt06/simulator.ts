@@ -75,7 +75,6 @@ export const gt06Tracker: SimulatedTracker = {
   commands: {
     isCommand: (frame) => frame[3] === 0x80,
     acknowledgesAnswer: (frame) => frame[3] === 0x15,
-    text: commandText,
     // A 0x15 message carrying the command's server flag, as written, and the reply text.
     answer(_uniqueId, frame, _fix, serial) {
       const text = commandText(frame);

@@ -35,7 +35,6 @@ export const h02Tracker: SimulatedTracker = {
   commands: {
     // The server acknowledges with V4 messages; instructions name anything else.
     isCommand: (frame) => !/^\*HQ,[^,]*,V4,/.test(frame.toString('latin1')),
-    text: (frame) => frame.toString('latin1'),
     // A V4 message naming the instruction and its time, followed by the location.
     answer(uniqueId, frame, fix) {
       const [, , instruction = '', time = ''] = frame.toString('latin1').slice(1, -1).split(',');

@@ -89,7 +89,6 @@ export const jt808Tracker: SimulatedTracker = {
   },
   commands: {
     isCommand: (frame) => !SERVER_ANSWERS.has(jt808MessageType(frame)),
-    text: (frame) => frame.toString('latin1'),
     // A terminal general response (0x0001, success) naming the command's serial and id.
     answer: (_uniqueId, frame, _fix, serial) => jt808TerminalResponse(frame, serial),
   },

@@ -86,7 +86,6 @@ export const teltonikaTracker: SimulatedTracker = {
   },
   commands: {
     isCommand: (frame) => frame.length > 4,
-    text: commandText,
     answer: (_uniqueId, frame) => {
       const text = commandText(frame);
       return teltonikaCodec12Frame(TELTONIKA_RESPONSE_TYPE, Buffer.from(REPLIES[text] ?? `${text} OK`, 'latin1'));
