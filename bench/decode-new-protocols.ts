@@ -1,13 +1,13 @@
-import { galileoProtocol } from '../src/services/tracking/protocols/galileo.ts';
-import { gl200Protocol } from '../src/services/tracking/protocols/gl200.ts';
-import { gps103Protocol } from '../src/services/tracking/protocols/gps103.ts';
-import { jt808Protocol } from '../src/services/tracking/protocols/jt808.ts';
-import { meitrackProtocol } from '../src/services/tracking/protocols/meitrack.ts';
-import { ruptelaProtocol } from '../src/services/tracking/protocols/ruptela.ts';
-import { suntechProtocol } from '../src/services/tracking/protocols/suntech.ts';
-import { tk103Protocol } from '../src/services/tracking/protocols/tk103.ts';
-import { watchProtocol } from '../src/services/tracking/protocols/watch.ts';
-import { wialonProtocol } from '../src/services/tracking/protocols/wialon.ts';
+import { galileoProtocol } from '../src/services/tracking/protocols/galileo/decoder.ts';
+import { gl200Protocol } from '../src/services/tracking/protocols/gl200/decoder.ts';
+import { gps103Protocol } from '../src/services/tracking/protocols/gps103/decoder.ts';
+import { jt808Protocol } from '../src/services/tracking/protocols/jt808/decoder.ts';
+import { meitrackProtocol } from '../src/services/tracking/protocols/meitrack/decoder.ts';
+import { ruptelaProtocol } from '../src/services/tracking/protocols/ruptela/decoder.ts';
+import { suntechProtocol } from '../src/services/tracking/protocols/suntech/decoder.ts';
+import { tk103Protocol } from '../src/services/tracking/protocols/tk103/decoder.ts';
+import { watchProtocol } from '../src/services/tracking/protocols/watch/decoder.ts';
+import { wialonProtocol } from '../src/services/tracking/protocols/wialon/decoder.ts';
 import type { TcpProtocol } from '../src/services/tracking/protocols/types.ts';
 import type { Figure } from './measure.ts';
 

@@ -1,6 +1,6 @@
-import { gt06Protocol } from '../src/services/tracking/protocols/gt06.ts';
-import { h02Protocol } from '../src/services/tracking/protocols/h02.ts';
-import { teltonikaProtocol } from '../src/services/tracking/protocols/teltonika.ts';
+import { gt06Protocol } from '../src/services/tracking/protocols/gt06/decoder.ts';
+import { h02Protocol } from '../src/services/tracking/protocols/h02/decoder.ts';
+import { teltonikaProtocol } from '../src/services/tracking/protocols/teltonika/decoder.ts';
 import type { ConnectionState, TcpProtocol } from '../src/services/tracking/protocols/types.ts';
 import { GT06_REPLAY } from '../test/services/tracking/protocols/traccar-replay/gt06.ts';
 import { H02_REPLAY } from '../test/services/tracking/protocols/traccar-replay/h02.ts';

@@ -10,7 +10,8 @@ import pg from 'pg';
 import { pino } from 'pino';
 import WebSocket from 'ws';
 import { generatedRoute, registerDevices, runSimulation, simulatedIds } from '../src/cli/simulate.ts';
-import type { SimulatedProtocol, SimulationStats } from '../src/cli/simulate.ts';
+import type { SimulationStats } from '../src/cli/simulate.ts';
+import type { DeviceProtocol } from '../src/services/tracking/protocols/registry.ts';
 import type { DatabaseConfig } from '../src/config.ts';
 import { openDatabase } from '../src/platform/db/database.ts';
 import type { Database } from '../src/platform/db/database.ts';
@@ -139,7 +140,7 @@ export async function storeRowsRate(positions: PositionService, seconds: number,
  * (0: as fast as acknowledged); `onSecond` gets the counts so far once a second.
  */
 export function simulateLoad(
-  protocol: SimulatedProtocol,
+  protocol: DeviceProtocol,
   port: number,
   uniqueIds: string[],
   ratePerDevice: number,
@@ -275,7 +276,7 @@ async function benchEngine(engine: 'sqlite' | 'postgres', adminUrl: string | und
 
     const observer = openDatabase(serverDatabase.config);
     try {
-      const run = async (protocol: SimulatedProtocol, withLiveDelay: boolean, ratePerDevice = 0) => {
+      const run = async (protocol: DeviceProtocol, withLiveDelay: boolean, ratePerDevice = 0) => {
         const live = withLiveDelay ? await measureLiveDelay(`${server!.url.replace(/^http/, 'ws')}/api/socket`, accessToken) : undefined;
         const before = await storedPositions(observer);
         const started = performance.now();

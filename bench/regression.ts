@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { registerDevices, simulatedIds } from '../src/cli/simulate.ts';
-import type { SimulatedProtocol } from '../src/cli/simulate.ts';
+import type { DeviceProtocol } from '../src/services/tracking/protocols/registry.ts';
 import { startProcess } from '../test/support/processes.ts';
 import type { RunningProcess } from '../test/support/processes.ts';
 import { freePort } from '../test/support/ports.ts';
@@ -23,7 +23,7 @@ import { BENCH_ADMIN, benchServerEnv } from './server.ts';
 const DEVICES = Number(process.env.BENCH_DEVICES ?? 1000);
 const ROUNDS = Number(process.env.BENCH_REGRESSION_ROUNDS ?? 4);
 const RUN_SECONDS = Number(process.env.BENCH_REGRESSION_SECONDS ?? 5);
-const PROTOCOLS: SimulatedProtocol[] = ['teltonika', 'osmand'];
+const PROTOCOLS: DeviceProtocol[] = ['teltonika', 'osmand'];
 /**
  * Positions per device per second of the paced runs: a rate both servers keep up with, so both write
  * batches of the same size and the CPU per position compares the work alone. At saturation it also
@@ -33,7 +33,7 @@ const PACED_RATE = Number(process.env.BENCH_REGRESSION_PACED_RATE ?? 3);
 
 interface Load {
   label: string;
-  protocol: SimulatedProtocol;
+  protocol: DeviceProtocol;
   /** Positions per device per second; 0: each device sends again as soon as it has its ACK. */
   rate: number;
 }

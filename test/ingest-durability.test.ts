@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, it } from 'node:test';
 import { request } from 'undici';
-import { teltonikaAvlPacket, teltonikaHandshake } from '../src/cli/simulator/encoders.ts';
+import { teltonikaAvlPacket, teltonikaHandshake } from '../src/services/tracking/protocols/teltonika/simulator.ts';
 import { describeEachEngine } from './support/engines.ts';
 import type { TestDatabase } from './support/engines.ts';
 import { startProcess } from './support/processes.ts';

@@ -6,36 +6,16 @@ import { parseArgs } from 'node:util';
 import { Pool, request } from 'undici';
 import { distanceMeters } from '../services/tracking/geo/sphere.ts';
 import type { LatLon } from '../services/tracking/geo/index.ts';
-import {
-  gps103Heartbeat,
-  gps103Location,
-  gps103Login,
-  gt06Location,
-  gt06Login,
-  h02Location,
-  jt808Auth,
-  jt808Location,
-  jt808Register,
-  osmAndQuery,
-  teltonikaAvlPacket,
-  teltonikaHandshake,
-} from './simulator/encoders.ts';
-import type { DeviceFix } from './simulator/encoders.ts';
-import { COMMAND_PROTOCOLS, deviceAnswer, isServerCommand, serverFrameLength } from './simulator/device-commands.ts';
-import type { CommandProtocol } from './simulator/device-commands.ts';
-import { protocolEntry } from '../services/tracking/protocols/registry.ts';
+import { DEVICE_PROTOCOLS, protocolEntry } from '../services/tracking/protocols/registry.ts';
 import type { DeviceProtocol } from '../services/tracking/protocols/registry.ts';
+import { KMH_PER_KNOT } from '../services/tracking/protocols/simulated-tracker.ts';
+import type { DeviceFix, SimulatedTracker } from '../services/tracking/protocols/simulated-tracker.ts';
 
-/** The protocols whose trackers this simulator drives: those whose logins and acknowledgements its sessions read. */
-export const SIMULATED_PROTOCOLS = ['teltonika', 'gt06', 'h02', 'jt808', 'gps103', 'osmand'] as const satisfies readonly DeviceProtocol[];
-export type SimulatedProtocol = (typeof SIMULATED_PROTOCOLS)[number];
-
-const KMH_PER_KNOT = 1.852;
 const ACK_TIMEOUT_MS = 15_000;
 const RECONNECT_DELAY_MS = 2_000;
 
 export interface SimulationOptions {
-  protocol: SimulatedProtocol;
+  protocol: DeviceProtocol;
   host: string;
   port: number;
   /** One tracker per uniqueId. */
@@ -56,7 +36,7 @@ export interface SimulationOptions {
 export interface SimulationStats {
   /** Reports written (a Teltonika packet carries one record). */
   sent: number;
-  /** Reports the server acknowledged: stored, by the protocol's contract. */
+  /** Reports the server acknowledged: stored, by the protocol's contract (never, for a protocol the server does not answer: Suntech). */
   acknowledged: number;
   /** Trackers connected now. */
   connected: number;
@@ -159,67 +139,59 @@ class Journey {
 
 class Refused extends Error {}
 
+/** The server closed the connection: before the tracker's first answer, that is how it refuses an unknown device. */
+class Closed extends Error {}
+
 /**
- * Reads the answers of one TCP connection: so many bytes, a GT06 frame, or text up to a terminator. Once the tracker
- * is logged in, the server's commands are taken out of the stream and handed to `onCommand`, as a real tracker acts
- * on them between its acknowledgements.
+ * Reads what the server writes on one TCP connection, frame by frame as the protocol's tracker frames it: the answers
+ * to the tracker's login and reports, in order, and the commands, which are taken out of the stream and handed to
+ * `onCommand`, as a real tracker acts on them between its acknowledgements.
  */
 class AnswerReader {
-  #buffer: Buffer = Buffer.alloc(0);
-  /** Bytes after the login not yet told apart into acknowledgements and commands. */
   #unsorted: Buffer = Buffer.alloc(0);
-  #sorting = false;
+  readonly #answers: Buffer[] = [];
+  /** Answers still due to the login frames: the server frames its answers to them apart from the rest. */
+  #loginAnswers: number;
   #wake: (() => void) | undefined;
   readonly #socket: net.Socket;
-  /** The protocol, when its simulated trackers take commands; the others' answers are read as they come. */
-  readonly #protocol: CommandProtocol | undefined;
+  readonly #tracker: SimulatedTracker;
   readonly #onCommand: (frame: Buffer) => void;
 
-  constructor(socket: net.Socket, protocol: CommandProtocol | undefined, onCommand: (frame: Buffer) => void) {
+  constructor(socket: net.Socket, tracker: SimulatedTracker, loginFrames: number, onCommand: (frame: Buffer) => void) {
+    this.#loginAnswers = loginFrames;
     this.#socket = socket;
-    this.#protocol = protocol;
+    this.#tracker = tracker;
     this.#onCommand = onCommand;
     socket.on('data', (chunk: Buffer) => {
-      if (this.#sorting) this.#sort(chunk);
-      else this.#buffer = this.#buffer.length === 0 ? chunk : Buffer.concat([this.#buffer, chunk]);
+      this.#unsorted = this.#unsorted.length === 0 ? chunk : Buffer.concat([this.#unsorted, chunk]);
+      this.#sort();
       this.#wake?.();
     });
     socket.on('close', () => this.#wake?.());
   }
 
-  /** From here on, commands may come between the acknowledgements. */
-  takeCommands(): void {
-    if (!this.#protocol || this.#sorting) return;
-    this.#sorting = true;
-    const rest = this.#buffer;
-    this.#buffer = Buffer.alloc(0);
-    this.#sort(rest);
-  }
-
-  #sort(chunk: Buffer): void {
-    const protocol = this.#protocol as CommandProtocol;
-    this.#unsorted = this.#unsorted.length === 0 ? chunk : Buffer.concat([this.#unsorted, chunk]);
+  #sort(): void {
+    const { serverFrameLength, commands } = this.#tracker;
     for (;;) {
-      const length = serverFrameLength(protocol, this.#unsorted);
+      const length = serverFrameLength?.(this.#unsorted, this.#loginAnswers === 0);
       if (length === undefined || this.#unsorted.length < length) return;
       const frame = this.#unsorted.subarray(0, length);
       this.#unsorted = this.#unsorted.subarray(length);
-      if (isServerCommand(protocol, frame)) this.#onCommand(frame);
-      // The server's acknowledgement of a GT06 command answer (0x15) answers no report.
-      else if (!(protocol === 'gt06' && frame[3] === 0x15)) this.#buffer = Buffer.concat([this.#buffer, frame]);
+      if (commands?.isCommand(frame)) this.#onCommand(frame);
+      else if (!commands?.acknowledgesAnswer?.(frame)) {
+        this.#answers.push(frame);
+        if (this.#loginAnswers > 0) this.#loginAnswers--;
+      }
     }
   }
 
-  async #until(length: () => number | undefined): Promise<Buffer> {
+  /** The server's next answer; fails when the connection closes first (`closed`) or none comes in time. */
+  async next(): Promise<Buffer> {
     const deadline = Date.now() + ACK_TIMEOUT_MS;
     for (;;) {
-      const wanted = length();
-      if (wanted !== undefined && this.#buffer.length >= wanted) {
-        const answer = this.#buffer.subarray(0, wanted);
-        this.#buffer = this.#buffer.subarray(wanted);
-        return answer;
-      }
-      if (this.#socket.destroyed) throw new Error('connection closed');
+      const answer = this.#answers.shift();
+      if (answer) return answer;
+      if (this.#socket.destroyed) throw new Closed();
       const left = deadline - Date.now();
       if (left <= 0) throw new Error('no answer in time');
       await new Promise<void>((resolve) => {
@@ -230,30 +202,6 @@ class AnswerReader {
         };
       });
     }
-  }
-
-  bytes(count: number): Promise<Buffer> {
-    return this.#until(() => count);
-  }
-
-  /** 0x7878 <length> ... 0x0D0A. */
-  gt06Frame(): Promise<Buffer> {
-    return this.#until(() => (this.#buffer.length >= 3 ? 5 + (this.#buffer[2] as number) : undefined));
-  }
-
-  /** 0x7e ... 0x7e, escaped: the bytes up to the second delimiter. */
-  jt808Frame(): Promise<Buffer> {
-    return this.#until(() => {
-      const end = this.#buffer.indexOf(0x7e, 1);
-      return end < 0 ? undefined : end + 1;
-    });
-  }
-
-  text(terminator: string): Promise<Buffer> {
-    return this.#until(() => {
-      const end = this.#buffer.indexOf(terminator);
-      return end < 0 ? undefined : end + terminator.length;
-    });
   }
 }
 
@@ -272,8 +220,11 @@ class Simulation {
   #stopping = false;
   #serial = 0;
 
-  constructor(options: SimulationOptions) {
+  readonly #tracker: SimulatedTracker;
+
+  constructor(options: SimulationOptions, tracker: SimulatedTracker) {
     this.#options = options;
+    this.#tracker = tracker;
     this.#pool = options.protocol === 'osmand' ? new Pool(`http://${options.host}:${options.port}`, { connections: Math.min(options.uniqueIds.length, 256) }) : undefined;
   }
 
@@ -331,73 +282,47 @@ class Simulation {
   }
 
   async #session(tracker: Tracker): Promise<void> {
-    const { protocol, host, port } = this.#options;
+    const { host, port } = this.#options;
+    const simulated = this.#tracker;
     const socket = net.connect({ host, port });
     socket.setNoDelay(true);
     socket.on('error', () => undefined);
     this.#sockets.add(socket);
-    const commandProtocol = (COMMAND_PROTOCOLS as readonly string[]).includes(protocol) ? (protocol as CommandProtocol) : undefined;
-    const answers = new AnswerReader(socket, commandProtocol, (frame) => {
-      socket.write(deviceAnswer(commandProtocol as CommandProtocol, tracker.uniqueId, frame, tracker.journey.at(Date.now()), this.#nextSerial()));
+    const login = simulated.login(tracker.uniqueId, this.#nextSerial());
+    const answers = new AnswerReader(socket, simulated, login.length, (frame) => {
+      socket.write(simulated.commands!.answer(tracker.uniqueId, frame, tracker.journey.at(Date.now()), this.#nextSerial()));
       this.stats.commandsAnswered++;
     });
+    // Until the first answer, a closed connection is the server refusing the tracker.
+    let answered = false;
+    const answer = async () => {
+      const frame = await answers.next().catch((error: unknown) => {
+        throw !answered && error instanceof Closed ? new Refused() : error;
+      });
+      answered = true;
+      return frame;
+    };
     try {
       await new Promise<void>((resolve, reject) => {
         socket.once('connect', resolve);
         socket.once('error', reject);
       });
-      // GT06 and JT/T 808 answer the login in their ordinary framing, so a command that overtakes the login's answer
-      // (JT/T 808 logs in with two frames, and the device is live after the first) is told apart from it.
-      if (protocol === 'gt06' || protocol === 'jt808') answers.takeCommands();
-      if (protocol === 'teltonika') {
-        socket.write(teltonikaHandshake(tracker.uniqueId));
-        if ((await answers.bytes(1).catch(() => Buffer.from([0])))[0] !== 1) throw new Refused();
-      } else if (protocol === 'gt06') {
-        socket.write(gt06Login(tracker.uniqueId, this.#nextSerial()));
-        await answers.gt06Frame().catch(() => {
-          throw new Refused();
-        });
-      } else if (protocol === 'jt808') {
-        // Registration answers the auth code (Trackstack, like Traccar, answers the terminal id); then authentication.
-        socket.write(jt808Register(tracker.uniqueId, this.#nextSerial()));
-        await answers.jt808Frame().catch(() => {
-          throw new Refused();
-        });
-        socket.write(jt808Auth(tracker.uniqueId, tracker.uniqueId, this.#nextSerial()));
-        await answers.jt808Frame();
-      } else if (protocol === 'gps103') {
-        socket.write(gps103Login(tracker.uniqueId));
-        await answers.text('LOAD').catch(() => {
-          throw new Refused();
-        });
+      for (const frame of login) {
+        socket.write(frame);
+        if (simulated.accepted?.(await answer()) === false) throw new Refused();
       }
-      answers.takeCommands();
       this.stats.connected++;
       try {
         while (await this.#turn(tracker)) {
-          const fix = tracker.journey.at(Date.now());
+          const report = simulated.report(tracker.uniqueId, tracker.journey.at(Date.now()), this.#nextSerial());
           this.stats.sent++;
-          if (protocol === 'teltonika') {
-            socket.write(teltonikaAvlPacket([fix]));
-            const records = (await answers.bytes(4)).readUInt32BE(0);
-            this.stats.acknowledged += records;
-          } else if (protocol === 'gt06') {
-            socket.write(gt06Location(fix, this.#nextSerial()));
-            await answers.gt06Frame();
-            this.stats.acknowledged++;
-          } else if (protocol === 'jt808') {
-            socket.write(jt808Location(tracker.uniqueId, fix, this.#nextSerial()));
-            await answers.jt808Frame();
-            this.stats.acknowledged++;
-          } else if (protocol === 'gps103') {
-            // Reports have no answer; the heartbeat's ON comes once the report before it is stored.
-            socket.write(Buffer.concat([gps103Location(tracker.uniqueId, fix), gps103Heartbeat(tracker.uniqueId)]));
-            await answers.text('ON');
+          if (simulated.serverFrameLength) {
+            socket.write(report);
+            await answer();
             this.stats.acknowledged++;
           } else {
-            socket.write(h02Location(tracker.uniqueId, fix));
-            await answers.text('#');
-            this.stats.acknowledged++;
+            // A protocol the server does not answer: paced by the socket alone.
+            await new Promise<void>((resolve, reject) => socket.write(report, (error) => (error ? reject(error) : resolve())));
           }
         }
       } finally {
@@ -415,7 +340,8 @@ class Simulation {
     try {
       while (await this.#turn(tracker)) {
         this.stats.sent++;
-        const response = await pool.request({ method: 'GET', path: `/?${osmAndQuery(tracker.uniqueId, tracker.journey.at(Date.now()))}` });
+        const query = this.#tracker.report(tracker.uniqueId, tracker.journey.at(Date.now()), this.#nextSerial()).toString('latin1');
+        const response = await pool.request({ method: 'GET', path: `/?${query}` });
         await response.body.dump();
         if (response.statusCode === 404) throw new Refused();
         if (response.statusCode !== 200) throw new Error(`HTTP ${response.statusCode}`);
@@ -436,9 +362,16 @@ class Simulation {
   }
 }
 
+/** The protocol's simulated tracker, as its registry entry names it. */
+export async function simulatedTracker(protocol: DeviceProtocol): Promise<SimulatedTracker> {
+  const entry = protocolEntry(protocol);
+  if (!entry) throw new Error(`no protocol ${protocol} in the registry`);
+  return entry.simulator();
+}
+
 /** Drives the trackers until `durationMs` passes or `signal` aborts; answers the counts. */
 export async function runSimulation(options: SimulationOptions, onStats?: (stats: SimulationStats) => void, statsEveryMs = 5_000): Promise<SimulationStats> {
-  const simulation = new Simulation(options);
+  const simulation = new Simulation(options, await simulatedTracker(options.protocol));
   const stop = () => simulation.stop();
   options.signal?.addEventListener('abort', stop, { once: true });
   const timer = options.durationMs === undefined ? undefined : setTimeout(stop, options.durationMs);
@@ -463,7 +396,7 @@ export async function registerDevices(options: {
   url: string;
   email: string;
   password: string;
-  protocol: SimulatedProtocol;
+  protocol: DeviceProtocol;
   uniqueIds: readonly string[];
   speedKmh: number;
   stopSeconds: number;
@@ -510,7 +443,7 @@ export function simulatedIds(base: string, count: number): string[] {
 
 const USAGE = `Usage: npm run simulate -- [options]
 
-  --protocol ${SIMULATED_PROTOCOLS.join('|')}
+  --protocol ${DEVICE_PROTOCOLS.join('|')}
                                          device protocol (default teltonika)
   --devices N                            trackers (default 10)
   --rate R                               reports per second per tracker (default 1; 0 = as fast as acknowledged)
@@ -518,7 +451,7 @@ const USAGE = `Usage: npm run simulate -- [options]
   --speed KMH                            average speed (default 50)
   --stop SECONDS                         parking time after each lap (default 90)
   --host HOST --port PORT                device listener (default 127.0.0.1 and the protocol's Traccar port)
-  --id-base N                            uniqueId of the first tracker (default 860000000000000)
+  --id-base N                            uniqueId of the first tracker, counted up from (default: the protocol's own ids)
   --duration SECONDS                     stop after this long (default: run until Ctrl-C)
   --register                             create the trackers as devices first, through the API:
   --url URL --email E --password P       API base (default http://127.0.0.1:8080) and the account to use`;
@@ -534,7 +467,7 @@ async function main(): Promise<void> {
       stop: { type: 'string', default: '90' },
       host: { type: 'string', default: '127.0.0.1' },
       port: { type: 'string' },
-      'id-base': { type: 'string', default: '860000000000000' },
+      'id-base': { type: 'string' },
       duration: { type: 'string' },
       register: { type: 'boolean', default: false },
       url: { type: 'string', default: 'http://127.0.0.1:8080' },
@@ -547,16 +480,18 @@ async function main(): Promise<void> {
     console.log(USAGE);
     return;
   }
-  const protocol = values.protocol as SimulatedProtocol;
-  if (!SIMULATED_PROTOCOLS.includes(protocol)) throw new UsageError(`unknown protocol '${values.protocol}'`);
+  const protocol = values.protocol as DeviceProtocol;
+  if (!DEVICE_PROTOCOLS.includes(protocol)) throw new UsageError(`unknown protocol '${values.protocol}'`);
   const number = (name: string, text: string | undefined, min: number): number => {
     const value = Number(text);
     if (text === undefined || !Number.isFinite(value) || value < min) throw new UsageError(`--${name} must be a number >= ${min}`);
     return value;
   };
   const devices = Math.floor(number('devices', values.devices, 1));
-  if (!/^\d{1,15}$/.test(values['id-base'])) throw new UsageError('--id-base must be up to 15 digits');
-  const uniqueIds = simulatedIds(values['id-base'], devices);
+  const idBase = values['id-base'];
+  if (idBase !== undefined && !/^\d{1,15}$/.test(idBase)) throw new UsageError('--id-base must be up to 15 digits');
+  const tracker = await simulatedTracker(protocol);
+  const uniqueIds = idBase === undefined ? Array.from({ length: devices }, (_, index) => tracker.uniqueId(index + 1)) : simulatedIds(idBase, devices);
   const speedKmh = number('speed', values.speed, 1);
   const stopSeconds = number('stop', values.stop, 0);
   const route = values.route ? gpxRoute(readFileSync(values.route, 'utf8')) : generatedRoute();

@@ -60,20 +60,21 @@ const HISTORY_LIMIT = 1000;
 const DEFAULT_HISTORY_WINDOW_MS = 24 * 3600 * 1000;
 const MAX_SAVED_PER_USER = 1000;
 
-/** The types a device may be sent: only `custom` until its protocol is known; none over protocols without commands (OsmAnd). */
-export function supportedTypes(protocol: string | undefined): readonly CommandType[] {
-  if (protocol === undefined) return ['custom'];
-  return encoderOf(protocol)?.supports ?? [];
+/**
+ * What a device may be sent, by its protocol: only `custom` until its protocol is known; nothing over protocols without
+ * commands (OsmAnd). The encoder is loaded with the protocol's decoder.
+ */
+async function commandSupport(protocol: string | undefined): Promise<{ types: readonly CommandType[]; encoder?: CommandEncoder }> {
+  if (protocol === undefined) return { types: ['custom'] };
+  const encoder = (await protocolEntry(protocol)?.decoder?.())?.commands;
+  return encoder ? { types: encoder.supports, encoder } : { types: [] };
 }
 
-function encoderOf(protocol: string): CommandEncoder | undefined {
-  return protocolEntry(protocol)?.decoder?.commands;
+/** Every type some protocol can send, in the order of COMMAND_TYPES. */
+async function anyProtocolTypes(): Promise<CommandType[]> {
+  const supported = new Set((await Promise.all(PROTOCOL_REGISTRY.map(async (entry) => (await commandSupport(entry.name)).types))).flat());
+  return COMMAND_TYPES.filter((type) => supported.has(type));
 }
-
-/** Every type some protocol can send. */
-const ANY_PROTOCOL_TYPES: readonly CommandType[] = COMMAND_TYPES.filter((type) =>
-  PROTOCOL_REGISTRY.some((entry) => encoderOf(entry.name)?.supports.includes(type)),
-);
 
 /** The commands API (DESIGN §5.7): who may send what, saved commands, history. Delivery does the sending. */
 export class CommandService {
@@ -86,9 +87,9 @@ export class CommandService {
   }
 
   async types(userId: number, scope: object, deviceId: number | undefined): Promise<{ type: CommandType }[]> {
-    if (deviceId === undefined) return ANY_PROTOCOL_TYPES.map((type) => ({ type }));
+    if (deviceId === undefined) return (await anyProtocolTypes()).map((type) => ({ type }));
     await this.#assertCommandAccess(userId, scope, deviceId, 'commands');
-    return supportedTypes(await this.#deps.protocols.protocolOf(deviceId)).map((type) => ({ type }));
+    return (await commandSupport(await this.#deps.protocols.protocolOf(deviceId))).types.map((type) => ({ type }));
   }
 
   async send(userId: number, scope: object, request: SendRequest): Promise<CommandView> {
@@ -108,14 +109,15 @@ export class CommandService {
       ? validateCommand(saved.type, JSON.parse(saved.attributes) as Record<string, unknown>)
       : validateCommand(request.type as string, request.attributes ?? {});
     const protocol = await this.#deps.protocols.protocolOf(request.deviceId);
-    if (!supportedTypes(protocol).includes(command.type)) {
+    const support = await commandSupport(protocol);
+    if (!support.types.includes(command.type)) {
       throw new AppError('UNSUPPORTED_COMMAND', protocol === undefined
         ? 'The device has not connected yet: only custom commands can be queued for it'
         : `The device's protocol (${protocol}) cannot send ${command.type}`);
     }
-    const encoder = protocol === undefined ? undefined : encoderOf(protocol);
+    // What the protocol accepts is checked here, once; the frame is built once, when delivery writes it to the device.
     try {
-      encoder?.encode(command, { uniqueId: '0', sequence: 0, now: new Date(this.#now()) });
+      support.encoder?.check(command);
     } catch (error) {
       if (error instanceof ProtocolError) throw new AppError('INVALID_COMMAND_ATTRIBUTES', error.message);
       throw error;

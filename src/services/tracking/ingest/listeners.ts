@@ -3,7 +3,6 @@ import { listenAsConfigured } from '../../../platform/listen-errors.ts';
 import { protocolEntry } from '../protocols/registry.ts';
 import type { DeviceProtocol, Transport } from '../protocols/registry.ts';
 import { ConnectionsPerAddress } from './connection-limit.ts';
-import { listenOsmAnd } from './osmand-server.ts';
 import type { IngestDevice, IngestSink } from './sink.ts';
 import { listenTcp } from './tcp-server.ts';
 import type { Listener } from './tcp-server.ts';
@@ -51,13 +50,14 @@ export class DeviceListeners {
     const entry = protocolEntry(protocol);
     if (!entry) throw new Error(`no protocol ${protocol} in the registry`);
     const settings = { portVariable: entry.port.variable, port, hostVariable: 'HOST', host };
-    const { decoder, transports } = entry;
-    const udp = decoder && transports.includes('udp');
-    const listener = await listenAsConfigured({ ...settings, transport: udp ? 'TCP' : undefined }, () =>
-      decoder
-        ? listenTcp({ protocol: decoder, port, host, sink, log, idleTimeoutMs: this.#options.idleTimeoutMs, connectionsPerAddress, commands: this.#options.commands })
-        : listenOsmAnd({ port, host, sink, log, logLevel: this.#options.logLevel, connectionsPerAddress }),
-    );
+    // Decoders and OsmAnd's HTTP server are loaded here, where their listener starts: a process without one never loads them.
+    const decoder = await entry.decoder?.();
+    const udp = decoder && entry.transports.includes('udp');
+    const listener = await listenAsConfigured({ ...settings, transport: udp ? 'TCP' : undefined }, async () => {
+      if (decoder) return listenTcp({ protocol: decoder, port, host, sink, log, idleTimeoutMs: this.#options.idleTimeoutMs, connectionsPerAddress, commands: this.#options.commands });
+      const { listenOsmAnd } = await import('./osmand-server.ts');
+      return listenOsmAnd({ port, host, sink, log, logLevel: this.#options.logLevel, connectionsPerAddress });
+    });
     this.#open.push({ protocol, transport: decoder ? 'tcp' : 'http', listener });
     if (udp) {
       // Same port number as the TCP listener, so a free port taken for TCP is the UDP port too.

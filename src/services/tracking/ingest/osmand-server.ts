@@ -2,7 +2,7 @@ import type { Socket } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import { createHttpApp } from '../../../platform/http/app.ts';
 import { AppError } from '../errors.ts';
-import { decodeOsmAnd } from '../protocols/osmand.ts';
+import { decodeOsmAnd } from '../protocols/osmand/decoder.ts';
 import { enforcePlausibility } from '../protocols/plausibility.ts';
 import { ProtocolError } from '../protocols/types.ts';
 import type { ConnectionsPerAddress } from './connection-limit.ts';

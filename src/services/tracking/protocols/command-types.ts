@@ -26,8 +26,36 @@ export interface DeviceCommand {
 export interface CommandEncoder {
   readonly supports: readonly CommandType[];
   /**
-   * The frame for one command. `sequence` identifies the command where the protocol echoes an id back in the answer;
-   * throws ProtocolError when the attributes cannot be expressed in the protocol.
+   * What the protocol accepts: throws ProtocolError when it cannot carry the command (its type, its attributes). Checked
+   * when a send is accepted, so a command the device could never be sent is refused before it is stored.
    */
-  encode(command: DeviceCommand, context: { uniqueId: string; sequence: number; now: Date }): Buffer;
+  check(command: DeviceCommand): void;
+  /**
+   * The frame for one command, built once, when it is written to the device: the check first, then the bytes. `sequence`
+   * identifies the command where the protocol echoes an id back in the answer; throws ProtocolError when the command or
+   * the device's id cannot be expressed in the protocol.
+   */
+  encode(command: DeviceCommand, context: EncodeContext): Buffer;
+}
+
+export interface EncodeContext {
+  uniqueId: string;
+  sequence: number;
+  now: Date;
+}
+
+/**
+ * An encoder made of its two steps: `instruction` checks the command against the protocol and answers what its frame
+ * carries (text, parts, a payload); `frame` writes that for one device. `check` is the first step alone.
+ */
+export function commandEncoder<Instruction>(
+  supports: readonly CommandType[],
+  instruction: (command: DeviceCommand) => Instruction,
+  frame: (instruction: Instruction, context: EncodeContext, command: DeviceCommand) => Buffer,
+): CommandEncoder {
+  return {
+    supports,
+    check: (command) => void instruction(command),
+    encode: (command, context) => frame(instruction(command), context, command),
+  };
 }

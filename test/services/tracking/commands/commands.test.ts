@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Kysely } from 'kysely';
 import { request } from 'undici';
-import { osmAndQuery } from '../../../../src/cli/simulator/encoders.ts';
+import { gt06Protocol } from '../../../../src/services/tracking/protocols/gt06/decoder.ts';
+import { osmAndQuery } from '../../../../src/services/tracking/protocols/osmand/simulator.ts';
 import type { TrackingTables } from '../../../../src/services/tracking/tables.ts';
 import { assertError } from '../../../support/api.ts';
 import { describeEachEngine } from '../../../support/engines.ts';
@@ -100,6 +101,39 @@ describeEachEngine('commands', (engine) => {
         await tracker.close();
       });
     }
+
+    it('a send is checked against the protocol once, when accepted, and encoded once, when written to the device', async () => {
+      const uniqueId = uniqueIdFor('gt06');
+      const deviceId = await registerDevice(server, owner, uniqueId);
+      const first = await Tracker.connect('gt06', ports.gt06, uniqueId);
+      await waitFor(() => types(owner, deviceId), (list) => list.includes('engineStop'), 'the protocol to be known');
+      await first.close();
+      const encoder = gt06Protocol.commands!;
+      const { check, encode } = encoder;
+      const calls = { check: 0, encode: 0 };
+      Object.assign(encoder, {
+        check: (...args: Parameters<typeof check>) => (calls.check++, check(...args)),
+        encode: (...args: Parameters<typeof encode>) => (calls.encode++, encode(...args)),
+      });
+      try {
+        // The server sees the close asynchronously: send until one is queued, counting that send's calls alone.
+        let queued: Command | undefined;
+        await eventually(async () => {
+          Object.assign(calls, { check: 0, encode: 0 });
+          const response = await send(owner, { deviceId, type: 'engineStop', attributes: {} });
+          if (response.statusCode === 202) queued = response.json();
+          return queued !== undefined;
+        }, 'a send queued for the disconnected device');
+        assert.deepEqual(calls, { check: 1, encode: 0 }, 'accepted: checked, not encoded');
+        const tracker = await Tracker.connect('gt06', ports.gt06, uniqueId);
+        assert.equal((await tracker.nextCommand()).readUInt32BE(5), queued!.id);
+        assert.equal(await statusOf(deviceId, queued!.id), 'sent');
+        assert.deepEqual(calls, { check: 1, encode: 1 }, 'written: encoded once');
+        await tracker.close();
+      } finally {
+        Object.assign(encoder, { check, encode });
+      }
+    });
 
     it('an answer that names no command goes to the oldest sent one (teltonika answers in order)', async () => {
       const uniqueId = uniqueIdFor('teltonika');

@@ -5,7 +5,7 @@ import { CommandDelivery } from '../../../../src/services/tracking/commands/deli
 import type { DeviceLink } from '../../../../src/services/tracking/ingest/device-link.ts';
 import { CommandRepository } from '../../../../src/services/tracking/commands/repository.ts';
 import type { CommandRow, NewCommand } from '../../../../src/services/tracking/commands/repository.ts';
-import { gt06Protocol } from '../../../../src/services/tracking/protocols/gt06.ts';
+import { gt06Protocol } from '../../../../src/services/tracking/protocols/gt06/decoder.ts';
 import type { TrackingTables } from '../../../../src/services/tracking/tables.ts';
 import { describeEachEngine } from '../../../support/engines.ts';
 import { eventually } from '../../../support/eventually.ts';

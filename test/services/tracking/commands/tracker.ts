@@ -1,21 +1,8 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import type { CommandProtocol } from '../../../../src/cli/simulator/device-commands.ts';
-import { deviceAnswer, isServerCommand, serverFrameLength } from '../../../../src/cli/simulator/device-commands.ts';
-import {
-  gps103Heartbeat,
-  gps103Location,
-  gps103Login,
-  gt06Location,
-  gt06Login,
-  h02Location,
-  jt808Auth,
-  jt808Location,
-  jt808Register,
-  teltonikaAvlPacket,
-  teltonikaHandshake,
-} from '../../../../src/cli/simulator/encoders.ts';
-import type { DeviceFix } from '../../../../src/cli/simulator/encoders.ts';
+import { protocolEntry } from '../../../../src/services/tracking/protocols/registry.ts';
+import type { DeviceProtocol } from '../../../../src/services/tracking/protocols/registry.ts';
+import type { DeviceFix, SimulatedTracker, TrackerCommands } from '../../../../src/services/tracking/protocols/simulated-tracker.ts';
 
 export const FIX: DeviceFix = { time: new Date(Date.UTC(2025, 2, 1)), latitude: 52.5, longitude: 13.4, altitude: 30, speed: 10, course: 90, valid: true };
 
@@ -23,18 +10,24 @@ const WAIT_MS = 5000;
 
 /** A tracker on a real TCP connection that keeps the server's commands apart from its acknowledgements. */
 export class Tracker {
-  readonly protocol: CommandProtocol;
+  readonly protocol: DeviceProtocol;
   readonly uniqueId: string;
   readonly #socket: net.Socket;
   #buffer = Buffer.alloc(0);
-  #loggedIn = false;
+  /** Answers still due to the login frames: the server frames its answers to them apart from the rest. */
+  #loginAnswers = 0;
   readonly #commands: Buffer[] = [];
   readonly #acks: Buffer[] = [];
   #wake: (() => void) | undefined;
   #serial = 1;
+  readonly #simulated: SimulatedTracker;
+  readonly #commandFrames: TrackerCommands;
 
-  private constructor(protocol: CommandProtocol, uniqueId: string, socket: net.Socket) {
+  private constructor(protocol: DeviceProtocol, simulated: SimulatedTracker, uniqueId: string, socket: net.Socket) {
     this.protocol = protocol;
+    this.#simulated = simulated;
+    assert.ok(simulated.commands, `${protocol}: the simulated tracker takes commands`);
+    this.#commandFrames = simulated.commands;
     this.uniqueId = uniqueId;
     this.#socket = socket;
     socket.on('data', (chunk: Buffer) => {
@@ -46,43 +39,39 @@ export class Tracker {
     socket.on('close', () => this.#wake?.());
   }
 
-  /** Connects and logs in (H02 names itself in a first location, JT808 registers then authenticates); resolves once the server accepted it. */
-  static async connect(protocol: CommandProtocol, port: number, uniqueId: string): Promise<Tracker> {
+  /** Connects and logs in (where a tracker has no login, it names itself in a first report); resolves once the server accepted it. */
+  static async connect(protocol: DeviceProtocol, port: number, uniqueId: string): Promise<Tracker> {
+    const simulated = await protocolEntry(protocol)!.simulator();
     const socket = net.connect({ port, host: '127.0.0.1' });
     await new Promise<void>((resolve, reject) => {
       socket.once('connect', resolve);
       socket.once('error', reject);
     });
-    const tracker = new Tracker(protocol, uniqueId, socket);
-    if (protocol === 'teltonika') {
-      socket.write(teltonikaHandshake(uniqueId));
-      await tracker.#until(() => tracker.#buffer.length >= 1, 'the login reply');
-      assert.equal(tracker.#buffer[0], 1, 'login accepted');
-      tracker.#buffer = tracker.#buffer.subarray(1);
-      tracker.#loggedIn = true;
-      tracker.#split();
-    } else if (protocol === 'jt808') {
-      tracker.#loggedIn = true;
-      socket.write(jt808Register(uniqueId, tracker.#serial++));
-      await tracker.nextAck();
-      socket.write(jt808Auth(uniqueId, uniqueId, tracker.#serial++));
-      await tracker.nextAck();
-    } else {
-      tracker.#loggedIn = true;
-      socket.write(protocol === 'gt06' ? gt06Login(uniqueId, tracker.#serial++) : protocol === 'gps103' ? gps103Login(uniqueId) : h02Location(uniqueId, FIX));
-      await tracker.nextAck();
+    const tracker = new Tracker(protocol, simulated, uniqueId, socket);
+    const login = simulated.login(uniqueId, tracker.#serial);
+    tracker.#serial += login.length;
+    tracker.#loginAnswers = login.length;
+    for (const frame of login) {
+      socket.write(frame);
+      const answer = await tracker.nextAck();
+      assert.notEqual(simulated.accepted?.(answer), false, 'login accepted');
     }
+    if (login.length === 0) await tracker.report();
     return tracker;
   }
 
   #split(): void {
-    if (!this.#loggedIn) return;
     for (;;) {
-      const length = serverFrameLength(this.protocol, this.#buffer);
+      const length = this.#simulated.serverFrameLength!(this.#buffer, this.#loginAnswers === 0);
       if (length === undefined || this.#buffer.length < length) return;
       const frame = this.#buffer.subarray(0, length);
       this.#buffer = this.#buffer.subarray(length);
-      (isServerCommand(this.protocol, frame) ? this.#commands : this.#acks).push(frame);
+      if (this.#commandFrames.isCommand(frame)) {
+        this.#commands.push(frame);
+      } else {
+        this.#acks.push(frame);
+        if (this.#loginAnswers > 0) this.#loginAnswers--;
+      }
     }
   }
 
@@ -118,7 +107,7 @@ export class Tracker {
 
   /** Answers a command as the real device does. */
   answer(command: Buffer): void {
-    this.#socket.write(deviceAnswer(this.protocol, this.uniqueId, command, FIX, this.#serial++));
+    this.#socket.write(this.#commandFrames.answer(this.uniqueId, command, FIX, this.#serial++));
   }
 
   /** Writes bytes as they are, such as an answer recorded from a real device. */
@@ -128,15 +117,7 @@ export class Tracker {
 
   /** Reports a position and waits for its acknowledgement. */
   async report(fix: DeviceFix = FIX): Promise<void> {
-    const frames = {
-      gt06: () => gt06Location(fix, this.#serial++),
-      teltonika: () => teltonikaAvlPacket([fix]),
-      h02: () => h02Location(this.uniqueId, fix),
-      jt808: () => jt808Location(this.uniqueId, fix, this.#serial++),
-      // A report has no answer; the heartbeat after it is answered ON once the report is stored.
-      gps103: () => Buffer.concat([gps103Location(this.uniqueId, fix), gps103Heartbeat(this.uniqueId)]),
-    };
-    const frame = frames[this.protocol]();
+    const frame = this.#simulated.report(this.uniqueId, fix, this.#serial++);
     this.#socket.write(frame);
     await this.nextAck();
   }

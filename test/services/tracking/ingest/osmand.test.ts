@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { request } from 'undici';
-import { osmAndQuery } from '../../../../src/cli/simulator/encoders.ts';
+import { osmAndQuery } from '../../../../src/services/tracking/protocols/osmand/simulator.ts';
 import { describeEachEngine } from '../../../support/engines.ts';
 import { startTestServer } from '../../../support/server.ts';
 import type { TestLogin, TestServer } from '../../../support/server.ts';

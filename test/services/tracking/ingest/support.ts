@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import type { DeviceFix } from '../../../../src/cli/simulator/encoders.ts';
+import type { DeviceFix } from '../../../../src/services/tracking/protocols/simulated-tracker.ts';
 import type { TestLogin, TestServer } from '../../../support/server.ts';
 
 /** A tracker's side of a TCP connection: writes bytes, reads what the server answers, sees it close. */

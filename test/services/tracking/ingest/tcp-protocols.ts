@@ -1,12 +1,24 @@
 import assert from 'node:assert/strict';
-import { galileoHead, galileoRecord, gl200Heartbeat, gl200Location, gps103Heartbeat, gps103Location, gps103Login, gt06Location, gt06Login, meitrackAac, meitrackLocation, ruptelaIdentification, ruptelaRecords, suntechLocation, h02Location, jt808Auth, jt808Location, jt808Register, teltonikaAvlPacket, teltonikaHandshake, tk103Location, tk103Login, watchLink, watchLocation, wialonData, wialonLogin } from '../../../../src/cli/simulator/encoders.ts';
-import type { DeviceFix } from '../../../../src/cli/simulator/encoders.ts';
+import { galileoTracker } from '../../../../src/services/tracking/protocols/galileo/simulator.ts';
+import { gl200Tracker } from '../../../../src/services/tracking/protocols/gl200/simulator.ts';
+import { gps103Tracker } from '../../../../src/services/tracking/protocols/gps103/simulator.ts';
+import { gt06Tracker } from '../../../../src/services/tracking/protocols/gt06/simulator.ts';
+import { meitrackTracker } from '../../../../src/services/tracking/protocols/meitrack/simulator.ts';
+import { ruptelaTracker } from '../../../../src/services/tracking/protocols/ruptela/simulator.ts';
+import { suntechTracker } from '../../../../src/services/tracking/protocols/suntech/simulator.ts';
+import { h02Tracker } from '../../../../src/services/tracking/protocols/h02/simulator.ts';
+import { jt808Tracker } from '../../../../src/services/tracking/protocols/jt808/simulator.ts';
+import { teltonikaTracker } from '../../../../src/services/tracking/protocols/teltonika/simulator.ts';
+import { tk103Tracker } from '../../../../src/services/tracking/protocols/tk103/simulator.ts';
+import { watchTracker } from '../../../../src/services/tracking/protocols/watch/simulator.ts';
+import { wialonTracker } from '../../../../src/services/tracking/protocols/wialon/simulator.ts';
+import type { DeviceFix, SimulatedTracker } from '../../../../src/services/tracking/protocols/simulated-tracker.ts';
 import type { DeviceProtocol } from '../../../../src/services/tracking/protocols/registry.ts';
 import type { DeviceConnection } from './support.ts';
 
 /**
  * A device TCP protocol as the shared socket scenarios drive it (tcp.test.ts): how a device logs
- * in, how it sends a position, and what the server answers. A new protocol is one more row.
+ * in and sends a position (its simulated tracker's frames), and what the server answers. A new protocol is one more row.
  */
 export interface TcpProtocolCase {
   /** The protocol's name, as stored on positions and given to `ingestion.listen`. */
@@ -46,28 +58,36 @@ export async function readJt808(connection: DeviceConnection): Promise<Buffer> {
   return Buffer.from(rest.subarray(0, -1).toString('hex').replace(/7d02/g, '7e').replace(/7d01/g, '7d'), 'hex');
 }
 
+/** The frames of a protocol's simulated tracker, as the socket scenarios send them: one login message, or none. */
+function framesOf(tracker: SimulatedTracker): Pick<TcpProtocolCase, 'uniqueId' | 'login' | 'position'> {
+  return {
+    uniqueId: (n) => tracker.uniqueId(n),
+    login: (uniqueId) => {
+      const frames = tracker.login(uniqueId, 1);
+      return frames.length === 0 ? undefined : Buffer.concat(frames);
+    },
+    position: (uniqueId, fix, serial) => tracker.report(uniqueId, fix, serial),
+  };
+}
+
 export const TCP_PROTOCOLS: readonly TcpProtocolCase[] = [
   {
     protocol: 'teltonika',
-    uniqueId: (n) => `35630704245${String(n).padStart(4, '0')}`,
-    login: teltonikaHandshake,
+    ...framesOf(teltonikaTracker),
     readLoginAccepted: async (connection) => assert.deepEqual(await connection.read(1), Buffer.from([1])),
     refusal: Buffer.from([0]),
-    position: (_uniqueId, fix) => teltonikaAvlPacket([fix]),
     // The ACK is the packet's record count, here one.
     readPositionAck: async (connection) => assert.deepEqual(await connection.read(4), Buffer.from([0, 0, 0, 1])),
     spoilChecksum: (message) => flipped(message, 1), // the low byte of the CRC word
   },
   {
     protocol: 'gt06',
-    uniqueId: (n) => `35971004909${String(n).padStart(4, '0')}`,
-    login: (uniqueId) => gt06Login(uniqueId, 1),
+    ...framesOf(gt06Tracker),
     readLoginAccepted: async (connection) => {
       const ack = await connection.read(GT06_ACK_LENGTH);
       assert.deepEqual([ack[3], ack.readUInt16BE(4)], [0x01, 1]);
     },
     refusal: Buffer.alloc(0),
-    position: (_uniqueId, fix, serial) => gt06Location(fix, serial),
     // The ACK echoes the message type and its serial.
     readPositionAck: async (connection, serial) => {
       const ack = await connection.read(GT06_ACK_LENGTH);
@@ -77,19 +97,15 @@ export const TCP_PROTOCOLS: readonly TcpProtocolCase[] = [
   },
   {
     protocol: 'h02',
-    uniqueId: (n) => `421006${String(n).padStart(4, '0')}`,
-    login: () => undefined,
+    ...framesOf(h02Tracker),
     readLoginAccepted: async () => undefined,
     refusal: Buffer.alloc(0),
-    position: (uniqueId, fix) => h02Location(uniqueId, fix),
     // A V1 location is echoed as V4.
     readPositionAck: async (connection) => assert.match(await connection.readText('#'), /^\*HQ,\d+,V4,V1,\d{14}#$/),
   },
   {
     protocol: 'jt808',
-    uniqueId: (n) => `8613${String(n).padStart(8, '0')}`,
-    // Registration, then authentication with the code it returned (the terminal id, as Traccar answers).
-    login: (uniqueId) => Buffer.concat([jt808Register(uniqueId, 1), jt808Auth(uniqueId, uniqueId, 2)]),
+    ...framesOf(jt808Tracker),
     readLoginAccepted: async (connection) => {
       const registered = await readJt808(connection);
       assert.deepEqual([registered.readUInt16BE(0), registered.readUInt16BE(12), registered[14]], [0x8100, 1, 0]);
@@ -97,7 +113,6 @@ export const TCP_PROTOCOLS: readonly TcpProtocolCase[] = [
       assert.deepEqual([authenticated.readUInt16BE(0), authenticated.readUInt16BE(12), authenticated.readUInt16BE(14)], [0x8001, 2, 0x0102]);
     },
     refusal: Buffer.alloc(0),
-    position: (uniqueId, fix, serial) => jt808Location(uniqueId, fix, serial),
     // A general response 0x8001 echoing the serial and type of the report, result 0 (success).
     readPositionAck: async (connection, serial) => {
       const ack = await readJt808(connection);
@@ -106,90 +121,67 @@ export const TCP_PROTOCOLS: readonly TcpProtocolCase[] = [
   },
   {
     protocol: 'gps103',
-    uniqueId: (n) => `86358601${String(n).padStart(7, '0')}`,
-    login: gps103Login,
+    ...framesOf(gps103Tracker),
     readLoginAccepted: async (connection) => assert.equal((await connection.read(4)).toString(), 'LOAD'),
     refusal: Buffer.alloc(0),
-    // Reports are not answered: a heartbeat after it is, and answers go out in order, once what came before is stored.
-    position: (uniqueId, fix) => Buffer.concat([gps103Location(uniqueId, fix), gps103Heartbeat(uniqueId)]),
     readPositionAck: async (connection) => assert.equal((await connection.read(2)).toString(), 'ON'),
   },
   {
     protocol: 'tk103',
-    uniqueId: (n) => `0270${String(n).padStart(8, '0')}`,
-    login: tk103Login,
+    ...framesOf(tk103Tracker),
     readLoginAccepted: async (connection) => assert.match(await connection.readText(')'), /^\(\d{12}AP01HSO\)$/),
     refusal: Buffer.alloc(0),
-    // BP05, the location sent at log-in, is answered AP05.
-    position: (uniqueId, fix) => tk103Location(uniqueId, fix, 'BP05'),
     readPositionAck: async (connection) => assert.match(await connection.readText(')'), /^\(\d{12}AP05\)$/),
   },
   {
     protocol: 'wialon',
-    uniqueId: (n) => `86300539${String(n).padStart(7, '0')}`,
-    login: wialonLogin,
+    ...framesOf(wialonTracker),
     readLoginAccepted: async (connection) => assert.equal(await connection.readText('\r\n'), '#AL#1\r\n'),
     refusal: Buffer.alloc(0),
-    position: (_uniqueId, fix) => wialonData(fix),
     readPositionAck: async (connection) => assert.equal(await connection.readText('\r\n'), '#AD#1\r\n'),
   },
   {
     protocol: 'watch',
-    uniqueId: (n) => `93${String(n).padStart(8, '0')}`,
-    login: (uniqueId) => watchLink(uniqueId),
+    ...framesOf(watchTracker),
     readLoginAccepted: async (connection) => assert.match(await connection.readText(']'), /^\[3G\*\d{10}\*0002\*LK\]$/),
     refusal: Buffer.alloc(0),
-    // Locations are not answered: a link message after it is, once the location before it is stored.
-    position: (uniqueId, fix) => Buffer.concat([watchLocation(uniqueId, fix), watchLink(uniqueId)]),
     readPositionAck: async (connection) => assert.match(await connection.readText(']'), /^\[3G\*\d{10}\*0002\*LK\]$/),
   },
   {
     protocol: 'meitrack',
-    uniqueId: (n) => `86102005${String(n).padStart(7, '0')}`,
-    login: () => undefined,
+    ...framesOf(meitrackTracker),
     readLoginAccepted: async () => undefined,
     refusal: Buffer.alloc(0),
-    // AAA reports are not answered: an AAC after it is, once the report before it is stored.
-    position: (uniqueId, fix) => Buffer.concat([meitrackLocation(uniqueId, fix), meitrackAac(uniqueId)]),
     readPositionAck: async (connection) => assert.match(await connection.readText('\r\n'), /^@@z27,\d{15},AAC,1\*[0-9A-F]{2}\r\n$/),
   },
   {
     protocol: 'suntech',
-    uniqueId: (n) => `5113${String(n).padStart(5, '0')}`,
-    login: () => undefined,
+    ...framesOf(suntechTracker),
     readLoginAccepted: async () => undefined,
     refusal: Buffer.alloc(0),
-    position: (uniqueId, fix) => suntechLocation(uniqueId, fix),
   },
   {
     protocol: 'gl200',
-    uniqueId: (n) => `86059900${String(n).padStart(7, '0')}`,
-    login: () => undefined,
+    ...framesOf(gl200Tracker),
     readLoginAccepted: async () => undefined,
     refusal: Buffer.alloc(0),
-    // Reports are not answered: a heartbeat after it is, once the report before it is stored.
-    position: (uniqueId, fix, serial) => Buffer.concat([gl200Location(uniqueId, fix, serial), gl200Heartbeat(uniqueId, fix.time, serial)]),
     readPositionAck: async (connection, serial) =>
       assert.equal(await connection.readText('$'), `+SACK:GTHBD,1A0800,${serial.toString(16).toUpperCase().padStart(4, '0')}$`),
   },
   {
     protocol: 'ruptela',
-    uniqueId: (n) => `86351405${String(n).padStart(7, '0')}`,
-    login: ruptelaIdentification,
+    ...framesOf(ruptelaTracker),
     readLoginAccepted: async (connection) => assert.deepEqual(await connection.read(6), Buffer.from('00027301cb25', 'hex')),
     refusal: Buffer.alloc(0),
-    position: (uniqueId, fix) => ruptelaRecords(uniqueId, [fix]),
     // One fixed answer for every records message.
     readPositionAck: async (connection) => assert.deepEqual(await connection.read(6), Buffer.from('0002640113bc', 'hex')),
   },
   {
     protocol: 'galileo',
-    uniqueId: (n) => `86820400${String(n).padStart(7, '0')}`,
-    login: galileoHead,
+    ...framesOf(galileoTracker),
     // Every packet is answered 0x02 and its own checksum.
     readLoginAccepted: async (connection) => assert.equal((await connection.read(3))[0], 0x02),
     refusal: Buffer.alloc(0),
-    position: (_uniqueId, fix) => galileoRecord(fix),
     readPositionAck: async (connection) => assert.equal((await connection.read(3))[0], 0x02),
   },
 ];

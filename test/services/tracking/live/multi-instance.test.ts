@@ -5,7 +5,7 @@ import { loadConfig } from '../../../../src/config.ts';
 import { createServer } from '../../../../src/server.ts';
 import type { Server } from '../../../../src/server.ts';
 import { signIn } from '../../../support/api.ts';
-import { osmAndQuery } from '../../../../src/cli/simulator/encoders.ts';
+import { osmAndQuery } from '../../../../src/services/tracking/protocols/osmand/simulator.ts';
 import { createSharedDatabase, testEngines } from '../../../support/engines.ts';
 import type { SharedTestDatabase } from '../../../support/engines.ts';
 import { scaledOutEnv } from '../../../support/server.ts';

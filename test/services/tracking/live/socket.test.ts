@@ -4,7 +4,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import { request } from 'undici';
 import type { NewEvent, NewPosition } from '../../../../src/services/tracking/api.ts';
 import type { LiveEvent, LivePosition } from '../../../../src/services/tracking/domain-events.ts';
-import { osmAndQuery } from '../../../../src/cli/simulator/encoders.ts';
+import { osmAndQuery } from '../../../../src/services/tracking/protocols/osmand/simulator.ts';
 import { describeEachEngine } from '../../../support/engines.ts';
 import { eventually } from '../../../support/eventually.ts';
 import { startTestServer } from '../../../support/server.ts';

@@ -1,16 +1,18 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { crc16Ibm, crc16X25 } from '../../../../src/services/tracking/protocols/checksum.ts';
-import { isServerCommand, serverFrameLength } from '../../../../src/cli/simulator/device-commands.ts';
-import { jt808Location } from '../../../../src/cli/simulator/encoders.ts';
+import { gps103Tracker } from '../../../../src/services/tracking/protocols/gps103/simulator.ts';
+import { jt808Location, jt808Tracker } from '../../../../src/services/tracking/protocols/jt808/simulator.ts';
+import { COMMAND_TYPES } from '../../../../src/services/tracking/protocols/command-types.ts';
 import type { CommandType, DeviceCommand } from '../../../../src/services/tracking/protocols/command-types.ts';
-import { gt06CommandFrame, gt06Commands } from '../../../../src/services/tracking/protocols/gt06-commands.ts';
-import { gt06Protocol } from '../../../../src/services/tracking/protocols/gt06.ts';
-import { h02Commands } from '../../../../src/services/tracking/protocols/h02-commands.ts';
-import { h02Protocol } from '../../../../src/services/tracking/protocols/h02.ts';
-import { jt808Protocol } from '../../../../src/services/tracking/protocols/jt808.ts';
-import { teltonikaCommands } from '../../../../src/services/tracking/protocols/teltonika-commands.ts';
-import { teltonikaProtocol } from '../../../../src/services/tracking/protocols/teltonika.ts';
+import { PROTOCOL_REGISTRY } from '../../../../src/services/tracking/protocols/registry.ts';
+import { gt06CommandFrame, gt06Commands } from '../../../../src/services/tracking/protocols/gt06/commands.ts';
+import { gt06Protocol } from '../../../../src/services/tracking/protocols/gt06/decoder.ts';
+import { h02Commands } from '../../../../src/services/tracking/protocols/h02/commands.ts';
+import { h02Protocol } from '../../../../src/services/tracking/protocols/h02/decoder.ts';
+import { jt808Protocol } from '../../../../src/services/tracking/protocols/jt808/decoder.ts';
+import { teltonikaCommands } from '../../../../src/services/tracking/protocols/teltonika/commands.ts';
+import { teltonikaProtocol } from '../../../../src/services/tracking/protocols/teltonika/decoder.ts';
 import { ProtocolError } from '../../../../src/services/tracking/protocols/types.ts';
 import { NOW, assertSameFramesHoweverChunked, hex } from './protocol-test-helpers.ts';
 
@@ -147,27 +149,66 @@ describe('protocol command support', () => {
   });
 });
 
+describe('checking a command apart from encoding it', () => {
+  /** Commands that the type's own rules (commands/validation.ts) let through, some of which a protocol cannot carry. */
+  const CANDIDATES: DeviceCommand[] = [
+    ...COMMAND_TYPES.map((type) => command(type)),
+    command('custom', { data: 'Relay,1#' }), command('custom', { data: '0a0b0c' }), command('custom', { data: 'AT+GTRTO=gl200,1$' }),
+    command('custom', { data: 'a;b' }), command('custom', { data: 'a)b' }), command('custom', { data: 'a]b' }), command('custom', { data: 'A*1' }),
+    command('custom', { data: 'x'.repeat(300) }), command('custom', { data: 'x'.repeat(1024) }), command('custom', { data: 'not hex' }),
+    ...[1, 30, 3600, 70_000, 86_400].map((frequency) => command('positionPeriodic', { frequency })),
+    command('outputControl', { index: 1, data: '1' }), command('outputControl', { index: 200, data: '1' }), command('outputControl', { index: 1, data: 'on' }),
+    command('sosNumber', { index: 1, phone: '+4930123456' }), command('sosNumber', { index: 9, phone: '+4930123456' }),
+    command('setTimezone', { timezone: 'UTC' }),
+  ];
+
+  it('every protocol refuses in its check exactly what it cannot encode, so an accepted send always has a frame', async () => {
+    for (const entry of PROTOCOL_REGISTRY) {
+      if (!('decoder' in entry)) continue;
+      const encoder = (await entry.decoder()).commands;
+      if (!encoder) continue;
+      const uniqueId = (await entry.simulator()).uniqueId(1);
+      for (const candidate of CANDIDATES) {
+        const what = `${entry.name} ${candidate.type} ${JSON.stringify(candidate.attributes).slice(0, 40)}`;
+        let checked: unknown;
+        try {
+          encoder.check(candidate);
+        } catch (error) {
+          checked = error;
+        }
+        if (checked === undefined) {
+          assert.ok(encoder.supports.includes(candidate.type), `${what}: checked, so supported`);
+          assert.ok(encoder.encode(candidate, { uniqueId, sequence: 7, now: AT_010203 }).length > 0, what);
+        } else {
+          assert.ok(checked instanceof ProtocolError, what);
+          assert.throws(() => encoder.encode(candidate, { uniqueId, sequence: 7, now: AT_010203 }), ProtocolError, what);
+        }
+      }
+    }
+  });
+});
+
 describe('the device side (simulator and tests)', () => {
   it('tells a GPS103 command from the ON and LOAD answers, whole or still arriving', () => {
     const stream = Buffer.from('ON**,imei:123456789012345,JON**,imei:123456789012345,C,30s', 'latin1');
     const frames: string[] = [];
     let rest = stream;
-    for (let length = serverFrameLength('gps103', rest); length !== undefined && rest.length > 0; length = serverFrameLength('gps103', rest)) {
+    for (let length = gps103Tracker.serverFrameLength!(rest, true); length !== undefined && rest.length > 0; length = gps103Tracker.serverFrameLength!(rest, true)) {
       frames.push(rest.subarray(0, length).toString('latin1'));
       rest = rest.subarray(length);
     }
     assert.deepEqual(frames, ['ON', '**,imei:123456789012345,J', 'ON', '**,imei:123456789012345,C,30s']);
-    assert.deepEqual(frames.map((frame) => isServerCommand('gps103', Buffer.from(frame, 'latin1'))), [false, true, false, true]);
-    assert.equal(serverFrameLength('gps103', Buffer.from('O', 'latin1')), undefined);
-    assert.equal(serverFrameLength('gps103', Buffer.from('**', 'latin1')), undefined);
-    assert.equal(isServerCommand('gps103', Buffer.from('**,imei:123456789012345,E;', 'latin1')), false, 'the answer to an SOS');
+    assert.deepEqual(frames.map((frame) => gps103Tracker.commands!.isCommand(Buffer.from(frame, 'latin1'))), [false, true, false, true]);
+    assert.equal(gps103Tracker.serverFrameLength!(Buffer.from('O', 'latin1'), true), undefined);
+    assert.equal(gps103Tracker.serverFrameLength!(Buffer.from('**', 'latin1'), true), undefined);
+    assert.equal(gps103Tracker.commands!.isCommand(Buffer.from('**,imei:123456789012345,E;', 'latin1')), false, 'the answer to an SOS');
   });
 
   it('tells a JT808 command from the acknowledgements by its message id', () => {
     const stop = jt808Protocol.commands!.encode(command('engineStop'), context());
-    assert.equal(serverFrameLength('jt808', Buffer.concat([stop, stop])), stop.length);
-    assert.equal(isServerCommand('jt808', stop), true);
+    assert.equal(jt808Tracker.serverFrameLength!(Buffer.concat([stop, stop]), true), stop.length);
+    assert.equal(jt808Tracker.commands!.isCommand(stop), true);
     const acknowledgement = jt808Protocol.decode(jt808Location('123456789012345', { time: NOW, latitude: 1, longitude: 2, altitude: 0, speed: 0, course: 0, valid: true }, 1), {}, NOW).ack!;
-    assert.equal(isServerCommand('jt808', acknowledgement), false);
+    assert.equal(jt808Tracker.commands!.isCommand(acknowledgement), false);
   });
 });

@@ -1,19 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import type { DeviceFix } from '../../../../src/cli/simulator/encoders.ts';
-import {
-  gt06Location,
-  gt06Login,
-  h02Location,
-  osmAndQuery,
-  teltonikaAvlPacket,
-  teltonikaHandshake,
-} from '../../../../src/cli/simulator/encoders.ts';
-import { gt06Protocol } from '../../../../src/services/tracking/protocols/gt06.ts';
-import { h02Protocol } from '../../../../src/services/tracking/protocols/h02.ts';
-import { decodeOsmAnd } from '../../../../src/services/tracking/protocols/osmand.ts';
-import { teltonikaProtocol } from '../../../../src/services/tracking/protocols/teltonika.ts';
+import type { DeviceFix } from '../../../../src/services/tracking/protocols/simulated-tracker.ts';
+import { gt06Location, gt06Login } from '../../../../src/services/tracking/protocols/gt06/simulator.ts';
+import { h02Location } from '../../../../src/services/tracking/protocols/h02/simulator.ts';
+import { osmAndQuery } from '../../../../src/services/tracking/protocols/osmand/simulator.ts';
+import { teltonikaAvlPacket, teltonikaHandshake } from '../../../../src/services/tracking/protocols/teltonika/simulator.ts';
+import { gt06Protocol } from '../../../../src/services/tracking/protocols/gt06/decoder.ts';
+import { h02Protocol } from '../../../../src/services/tracking/protocols/h02/decoder.ts';
+import { decodeOsmAnd } from '../../../../src/services/tracking/protocols/osmand/decoder.ts';
+import { teltonikaProtocol } from '../../../../src/services/tracking/protocols/teltonika/decoder.ts';
 import type { ConnectionState, DecodedMessage, DecodedPosition, TcpProtocol } from '../../../../src/services/tracking/protocols/types.ts';
 
 const NOW = new Date('2025-06-01T12:00:00Z');

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { crc16Modbus } from '../../../../src/services/tracking/protocols/checksum.ts';
-import { galileoHead, galileoRecord } from '../../../../src/cli/simulator/encoders.ts';
-import { galileoCommands, galileoProtocol } from '../../../../src/services/tracking/protocols/galileo.ts';
+import { galileoHead, galileoRecord } from '../../../../src/services/tracking/protocols/galileo/simulator.ts';
+import { galileoCommands, galileoProtocol } from '../../../../src/services/tracking/protocols/galileo/decoder.ts';
 import { ProtocolError } from '../../../../src/services/tracking/protocols/types.ts';
 import { NOW, assertCoordinates, assertSameFramesHoweverChunked, decodeOne, decodeStream, hex, assertFix } from './protocol-test-helpers.ts';
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { gl200Heartbeat, gl200Location } from '../../../../src/cli/simulator/encoders.ts';
-import { gl200Commands, gl200Protocol } from '../../../../src/services/tracking/protocols/gl200.ts';
+import { gl200Heartbeat, gl200Location } from '../../../../src/services/tracking/protocols/gl200/simulator.ts';
+import { gl200Commands, gl200Protocol } from '../../../../src/services/tracking/protocols/gl200/decoder.ts';
 import type { CommandType } from '../../../../src/services/tracking/protocols/command-types.ts';
 import { ProtocolError } from '../../../../src/services/tracking/protocols/types.ts';
 import { NOW, assertCoordinates, assertSameFramesHoweverChunked, decodeOne, decodeStream, hex, onlyPositionOf, textDecoders } from './protocol-test-helpers.ts';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { gps103Heartbeat, gps103Location, gps103Login } from '../../../../src/cli/simulator/encoders.ts';
-import { gps103Commands, gps103Protocol } from '../../../../src/services/tracking/protocols/gps103.ts';
+import { gps103Heartbeat, gps103Location, gps103Login } from '../../../../src/services/tracking/protocols/gps103/simulator.ts';
+import { gps103Commands, gps103Protocol } from '../../../../src/services/tracking/protocols/gps103/decoder.ts';
 import { ProtocolError } from '../../../../src/services/tracking/protocols/types.ts';
 import { NOW, assertCoordinates, assertSameFramesHoweverChunked, decodeStream, assertFix, textDecoders } from './protocol-test-helpers.ts';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { crc16X25 } from '../../../../src/services/tracking/protocols/checksum.ts';
-import { gt06Protocol, gt06Response } from '../../../../src/services/tracking/protocols/gt06.ts';
+import { gt06Protocol, gt06Response } from '../../../../src/services/tracking/protocols/gt06/decoder.ts';
 import type { ConnectionState, DecodedPosition } from '../../../../src/services/tracking/protocols/types.ts';
 import { ProtocolError } from '../../../../src/services/tracking/protocols/types.ts';
 import { NOW, assertCoordinates, assertSameFramesHoweverChunked, decodeStream, hex, roundTo } from './protocol-test-helpers.ts';

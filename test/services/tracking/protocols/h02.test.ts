@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { h02Protocol } from '../../../../src/services/tracking/protocols/h02.ts';
+import { h02Protocol } from '../../../../src/services/tracking/protocols/h02/decoder.ts';
 import type { ConnectionState, DecodedMessage } from '../../../../src/services/tracking/protocols/types.ts';
 import { ProtocolError } from '../../../../src/services/tracking/protocols/types.ts';
 import { NOW, assertCoordinates, assertSameFramesHoweverChunked, decodeStream, hex, assertFix } from './protocol-test-helpers.ts';

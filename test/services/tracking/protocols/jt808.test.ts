@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { jt808Auth, jt808Location, jt808LocationBatch, jt808Register } from '../../../../src/cli/simulator/encoders.ts';
-import { jt808Commands, jt808Protocol, jt808TerminalResponse } from '../../../../src/services/tracking/protocols/jt808.ts';
+import { jt808Auth, jt808Location, jt808LocationBatch, jt808Register } from '../../../../src/services/tracking/protocols/jt808/simulator.ts';
+import { jt808Commands, jt808Protocol, jt808TerminalResponse } from '../../../../src/services/tracking/protocols/jt808/decoder.ts';
 import type { DecodedMessage } from '../../../../src/services/tracking/protocols/types.ts';
 import { ProtocolError } from '../../../../src/services/tracking/protocols/types.ts';
 import { NOW, decodeOne, onlyPositionOf, assertCoordinates, assertSameFramesHoweverChunked, decodeStream, hex, assertFix } from './protocol-test-helpers.ts';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { meitrackLocation } from '../../../../src/cli/simulator/encoders.ts';
-import { meitrackCommands, meitrackProtocol } from '../../../../src/services/tracking/protocols/meitrack.ts';
+import { meitrackLocation } from '../../../../src/services/tracking/protocols/meitrack/simulator.ts';
+import { meitrackCommands, meitrackProtocol } from '../../../../src/services/tracking/protocols/meitrack/decoder.ts';
 import type { DecodedMessage } from '../../../../src/services/tracking/protocols/types.ts';
 import { ProtocolError } from '../../../../src/services/tracking/protocols/types.ts';
 import { NOW, decodeOne, onlyPositionOf, assertCoordinates, assertSameFramesHoweverChunked, decodeStream, hex, assertFix } from './protocol-test-helpers.ts';

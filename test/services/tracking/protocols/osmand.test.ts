@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { OSMAND_LIMITS, decodeOsmAnd } from '../../../../src/services/tracking/protocols/osmand.ts';
-import type { OsmAndRequest } from '../../../../src/services/tracking/protocols/osmand.ts';
+import { OSMAND_LIMITS, decodeOsmAnd } from '../../../../src/services/tracking/protocols/osmand/decoder.ts';
+import type { OsmAndRequest } from '../../../../src/services/tracking/protocols/osmand/decoder.ts';
 import { ProtocolError } from '../../../../src/services/tracking/protocols/types.ts';
 import { NOW, assertWellFormed, roundTo, assertFix } from './protocol-test-helpers.ts';
 

@@ -1,14 +1,17 @@
 import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
 import net from 'node:net';
-import { readdirSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import pino from 'pino';
-import { SIMULATED_PROTOCOLS } from '../../../../src/cli/simulate.ts';
+import { Registry } from 'prom-client';
 import { loadConfig } from '../../../../src/config.ts';
 import { DeviceListeners } from '../../../../src/services/tracking/ingest/listeners.ts';
-import { decodeOsmAnd } from '../../../../src/services/tracking/protocols/osmand.ts';
+import { meteredSink } from '../../../../src/services/tracking/ingest/metered-sink.ts';
+import { decodeOsmAnd } from '../../../../src/services/tracking/protocols/osmand/decoder.ts';
 import { DEVICE_PROTOCOLS, PROTOCOL_REGISTRY } from '../../../../src/services/tracking/protocols/registry.ts';
 import type { ConnectionState, DecodedMessage } from '../../../../src/services/tracking/protocols/types.ts';
 import { TCP_PROTOCOLS as TCP_SCENARIOS } from '../ingest/tcp-protocols.ts';
@@ -32,12 +35,32 @@ async function udpFree(port: number): Promise<boolean> {
 }
 
 describe('protocol registry: the one list of protocols', () => {
-  it('has one entry per name, and each decoder carries its entry name', () => {
+  it('has one entry per name, and each decoder carries its entry name', async () => {
     assert.equal(new Set(DEVICE_PROTOCOLS).size, PROTOCOL_REGISTRY.length);
     assert.equal(new Set(PROTOCOL_REGISTRY.map((entry) => entry.port.variable)).size, PROTOCOL_REGISTRY.length);
     for (const entry of PROTOCOL_REGISTRY) {
-      if ('decoder' in entry) assert.equal(entry.decoder.name, entry.name);
+      if ('decoder' in entry) assert.equal((await entry.decoder()).name, entry.name);
       else assert.deepEqual(entry.transports, ['http'], `${entry.name}: a protocol without a frame decoder is served over HTTP`);
+    }
+  });
+
+  it('one folder per protocol: each entry names its own folder, and every folder is an entry', () => {
+    const folder = 'src/services/tracking/protocols';
+    const folders = readdirSync(folder, { withFileTypes: true }).filter((item) => item.isDirectory()).map((item) => item.name);
+    assert.deepEqual(folders.sort(), [...DEVICE_PROTOCOLS].sort());
+    const registry = readFileSync(path.join(folder, 'registry.ts'), 'utf8');
+    for (const entry of PROTOCOL_REGISTRY) {
+      const line = registry.split('\n').find((text) => text.includes(`name: '${entry.name}'`)) ?? '';
+      for (const module of [...('decoder' in entry ? ['decoder'] : []), 'simulator']) assert.ok(line.includes(`import('./${entry.name}/${module}.ts')`), `${entry.name}: its ${module} from its folder`);
+    }
+  });
+
+  it('the metrics label every protocol of the registry, and only those', async () => {
+    const metrics = new Registry();
+    meteredSink({ identify: () => Promise.resolve(undefined), accept: () => Promise.resolve({ withoutFix: 0 }), connected: () => undefined, disconnected: () => undefined }, metrics);
+    for (const name of ['trackstack_ingest_positions_total', 'trackstack_ingest_checksum_mismatches_total', 'trackstack_ingest_implausible_values_total']) {
+      const { values } = await metrics.getSingleMetric(name)!.get();
+      assert.deepEqual([...new Set(values.map((value) => value.labels['protocol']))].sort(), [...DEVICE_PROTOCOLS].sort(), name);
     }
   });
 
@@ -123,17 +146,18 @@ describe('protocol registry: the one list of protocols', () => {
     }
   });
 
-  it('the simulator frames of every entry decode with its decoder into the simulated fix', async () => {
+  it('every entry has a simulated tracker, whose frames decode with its decoder into the simulated fix', async () => {
     for (const entry of PROTOCOL_REGISTRY) {
       const frames = await entry.simulator();
       const uniqueId = frames.uniqueId(7);
       const messages: DecodedMessage[] = [];
       if ('decoder' in entry) {
+        const decoder = await entry.decoder();
         const state: ConnectionState = {};
         for (const data of [...frames.login(uniqueId, 1), frames.report(uniqueId, FIX, 3)]) {
-          const split = entry.decoder.splitFrames(data, state);
+          const split = decoder.splitFrames(data, state);
           assert.equal(split.consumed, data.length, `${entry.name}: whole frames`);
-          for (const frame of split.frames) messages.push(entry.decoder.decode(frame, state, FIX.time));
+          for (const frame of split.frames) messages.push(decoder.decode(frame, state, FIX.time));
           state.uniqueId ??= uniqueId;
         }
       } else {
@@ -150,14 +174,43 @@ describe('protocol registry: the one list of protocols', () => {
 
   it('ingestion owns the device link: nothing under ingest/ or protocols/ imports commands', () => {
     for (const folder of ['src/services/tracking/ingest', 'src/services/tracking/protocols']) {
-      for (const file of readdirSync(folder)) {
-        assert.doesNotMatch(readFileSync(path.join(folder, file), 'utf8'), /from '\.\.\/commands\//, `${folder}/${file}`);
+      for (const file of readdirSync(folder, { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.ts'))) {
+        assert.doesNotMatch(readFileSync(path.join(folder, file), 'utf8'), /from '(\.\.\/)+commands\//, `${folder}/${file}`);
       }
     }
   });
 
-  it("the simulator's protocols are registry entries, on the ports the registry declares", () => {
-    for (const protocol of SIMULATED_PROTOCOLS) assert.ok((DEVICE_PROTOCOLS as readonly string[]).includes(protocol), protocol);
+  it('a process that runs no device listener loads no decoder, and the server never loads a simulated tracker', () => {
+    // What a process loads, read back from the module loader: the server as main builds it (auth only here), then the
+    // listeners of every protocol started.
+    const script = `
+      import { registerHooks } from 'node:module';
+      const loaded = new Set();
+      registerHooks({ resolve: (specifier, context, next) => { const result = next(specifier, context); loaded.add(result.url); return result; } });
+      const protocols = () => [...loaded].filter((url) => url.includes('/tracking/protocols/')).map((url) => url.replace(/.*\\/protocols\\//, ''));
+      const { createServer } = await import('./src/server.ts');
+      const { loadConfig } = await import('./src/config.ts');
+      const server = await createServer(loadConfig({ SERVICES: 'auth', DATABASE_URL: 'sqlite::memory:', DATA_DIR: process.env.DATA_DIR, METRICS_PORT: '0' }));
+      const auth = protocols();
+      await server.close();
+      const { DeviceListeners } = await import('./src/services/tracking/ingest/listeners.ts');
+      const { DEVICE_PROTOCOLS } = await import('./src/services/tracking/protocols/registry.ts');
+      const listeners = new DeviceListeners({ sink: {}, host: '127.0.0.1', idleTimeoutMs: 1000, connectionsPerIp: 1, log: { child: () => ({}) }, logLevel: 'silent' });
+      for (const protocol of DEVICE_PROTOCOLS) await listeners.listen(protocol, 0);
+      await listeners.close();
+      console.log(JSON.stringify({ auth, listening: protocols() }));
+    `;
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'trackstack-graph-'));
+    try {
+      const output = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: { ...process.env, DATA_DIR: dataDir } });
+      const { auth, listening } = JSON.parse(output.trim().split('\n').at(-1)!) as { auth: string[]; listening: string[] };
+      const inFolders = (files: string[], module: string) => files.filter((file) => file.endsWith(`/${module}.ts`)).map((file) => file.split('/')[0]).sort();
+      assert.deepEqual(inFolders(auth, 'decoder'), [], 'no decoder in an auth-only process');
+      assert.deepEqual(inFolders(listening, 'decoder'), [...DEVICE_PROTOCOLS].sort(), 'every decoder where its listener starts');
+      assert.deepEqual(inFolders(listening, 'simulator'), [], 'no simulated tracker in the server');
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 
   it('the socket scenarios of tcp.test.ts cover every entry with a frame decoder', () => {

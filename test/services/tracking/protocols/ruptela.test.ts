@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { ruptelaIdentification, ruptelaRecords } from '../../../../src/cli/simulator/encoders.ts';
-import { ruptelaCommands, ruptelaProtocol } from '../../../../src/services/tracking/protocols/ruptela.ts';
+import { ruptelaIdentification, ruptelaRecords } from '../../../../src/services/tracking/protocols/ruptela/simulator.ts';
+import { ruptelaCommands, ruptelaProtocol } from '../../../../src/services/tracking/protocols/ruptela/decoder.ts';
 import { ProtocolError } from '../../../../src/services/tracking/protocols/types.ts';
 import { NOW, assertCoordinates, assertSameFramesHoweverChunked, decodeOne, decodeStream, hex, assertFix } from './protocol-test-helpers.ts';
 

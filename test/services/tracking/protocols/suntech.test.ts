@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { suntechLocation } from '../../../../src/cli/simulator/encoders.ts';
-import { suntechCommands, suntechProtocol } from '../../../../src/services/tracking/protocols/suntech.ts';
+import { suntechLocation } from '../../../../src/services/tracking/protocols/suntech/simulator.ts';
+import { suntechCommands, suntechProtocol } from '../../../../src/services/tracking/protocols/suntech/decoder.ts';
 import { ProtocolError } from '../../../../src/services/tracking/protocols/types.ts';
 import { NOW, assertCoordinates, assertSameFramesHoweverChunked, decodeStream, hex, assertFix, textDecoders } from './protocol-test-helpers.ts';
 

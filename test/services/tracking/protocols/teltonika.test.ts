@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
 import { crc16Ibm } from '../../../../src/services/tracking/protocols/checksum.ts';
-import { teltonikaProtocol } from '../../../../src/services/tracking/protocols/teltonika.ts';
+import { teltonikaProtocol } from '../../../../src/services/tracking/protocols/teltonika/decoder.ts';
 import type { ConnectionState } from '../../../../src/services/tracking/protocols/types.ts';
 import { ProtocolError } from '../../../../src/services/tracking/protocols/types.ts';
 import { NOW, assertCoordinates, assertSameFramesHoweverChunked, decodeStream, hex, roundTo, assertFix } from './protocol-test-helpers.ts';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { tk103Location, tk103Login } from '../../../../src/cli/simulator/encoders.ts';
-import { tk103Commands, tk103Protocol } from '../../../../src/services/tracking/protocols/tk103.ts';
+import { tk103Location, tk103Login } from '../../../../src/services/tracking/protocols/tk103/simulator.ts';
+import { tk103Commands, tk103Protocol } from '../../../../src/services/tracking/protocols/tk103/decoder.ts';
 import { ProtocolError } from '../../../../src/services/tracking/protocols/types.ts';
 import { NOW, assertCoordinates, assertSameFramesHoweverChunked, decodeStream, assertFix, textDecoders } from './protocol-test-helpers.ts';
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { gl200Protocol } from '../../../../src/services/tracking/protocols/gl200.ts';
-import { gt06Protocol } from '../../../../src/services/tracking/protocols/gt06.ts';
-import { h02Protocol } from '../../../../src/services/tracking/protocols/h02.ts';
-import { teltonikaProtocol } from '../../../../src/services/tracking/protocols/teltonika.ts';
+import { gl200Protocol } from '../../../../src/services/tracking/protocols/gl200/decoder.ts';
+import { gt06Protocol } from '../../../../src/services/tracking/protocols/gt06/decoder.ts';
+import { h02Protocol } from '../../../../src/services/tracking/protocols/h02/decoder.ts';
+import { teltonikaProtocol } from '../../../../src/services/tracking/protocols/teltonika/decoder.ts';
 import { enforcePlausibility } from '../../../../src/services/tracking/protocols/plausibility.ts';
 import type { ConnectionState, DecodedMessage, TcpProtocol } from '../../../../src/services/tracking/protocols/types.ts';
 import { ProtocolError } from '../../../../src/services/tracking/protocols/types.ts';

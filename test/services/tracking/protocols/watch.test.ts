@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { watchLink, watchLocation } from '../../../../src/cli/simulator/encoders.ts';
+import { watchLink, watchLocation } from '../../../../src/services/tracking/protocols/watch/simulator.ts';
 import type { ConnectionState, DecodedMessage } from '../../../../src/services/tracking/protocols/types.ts';
 import { ProtocolError } from '../../../../src/services/tracking/protocols/types.ts';
-import { watchCommands, watchProtocol } from '../../../../src/services/tracking/protocols/watch.ts';
+import { watchCommands, watchProtocol } from '../../../../src/services/tracking/protocols/watch/decoder.ts';
 import { NOW, decodeOne, assertCoordinates, assertSameFramesHoweverChunked, decodeStream, assertFix } from './protocol-test-helpers.ts';
 
 // Frames published in Traccar's WatchProtocolDecoderTest.

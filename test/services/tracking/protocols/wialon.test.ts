@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import fc from 'fast-check';
-import { wialonData, wialonLogin } from '../../../../src/cli/simulator/encoders.ts';
+import { wialonData, wialonLogin } from '../../../../src/services/tracking/protocols/wialon/simulator.ts';
 import type { DecodedMessage } from '../../../../src/services/tracking/protocols/types.ts';
 import { ProtocolError } from '../../../../src/services/tracking/protocols/types.ts';
-import { wialonCommands, wialonProtocol } from '../../../../src/services/tracking/protocols/wialon.ts';
+import { wialonCommands, wialonProtocol } from '../../../../src/services/tracking/protocols/wialon/decoder.ts';
 import { NOW, decodeOne, assertCoordinates, assertSameFramesHoweverChunked, decodeStream } from './protocol-test-helpers.ts';
 
 // Lines published in Traccar's WialonProtocolDecoderTest.
