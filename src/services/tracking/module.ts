@@ -36,6 +36,8 @@ import { RetentionJob } from './retention/job.ts';
 import { keepEverything, planRetention } from './retention/policy.ts';
 import type { RetentionPolicy } from './retention/policy.ts';
 import { PositionService } from './positions/service.ts';
+import { SegmentationRepository } from './reports/segmentation/repository.ts';
+import { Segmentation } from './reports/segmentation/service.ts';
 import { trackingRouteAccess } from './route-access.ts';
 import { TrackingStore } from './store.ts';
 import type { TrackingTables } from './tables.ts';
@@ -85,6 +87,8 @@ export interface TrackingModule extends ServiceModule {
   /** Device ingestion: the pipeline behind the listeners, and extra listeners (tests and benchmarks take free ports). */
   /** The history retention job (docs/tracking.md, "Retention"), scheduled by start() every RETENTION_INTERVAL. */
   retention: RetentionJob;
+  /** Trips, stops and hourly sums from the stored positions (docs/reports.md, "Segmentation"). */
+  segmentation: Segmentation;
   ingestion: {
     pipeline: IngestPipeline;
     /** Opens a listener beside the configured ones (port 0: a free port), closed by stop(); answers the port bound. */
@@ -138,6 +142,18 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
     containing: (ownerId, point) => geofences.containing(ownerId, point),
     load: (ownerId) => store.geofences.listOfOwners([ownerId]),
   });
+  const eventSettings = engineSettings(config.eventDefaults);
+  const segmentation = new Segmentation({
+    repository: new SegmentationRepository(database.db as Kysely<TrackingTables>),
+    deviceAttributes: async (ids) => new Map((await devices.getDevices(ids)).map((device) => [device.id, device.attributes])),
+    settings: eventSettings,
+    delayMs: config.segmentation.delayMs,
+    clock,
+    log,
+  });
+  const segmentStored = (stored: readonly { deviceId: number; fixTime: number; id: number | null }[]) => {
+    if (config.segmentation.enabled) segmentation.positionsStored(stored.filter((position): position is typeof position & { id: number } => position.id !== null));
+  };
   const pipeline = new IngestPipeline({
     storage: {
       storePositions: (batch) => positions.storeRows(batch),
@@ -149,11 +165,12 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
     geofences: geofenceLimits,
     bus,
     log,
-    settings: engineSettings(config.eventDefaults),
+    settings: eventSettings,
     statusTimeout: config.statusTimeout,
     batchSize: config.ingest.batchSize,
     batchDelayMs: config.ingest.batchDelay,
     clock,
+    positionsStored: segmentStored,
   });
   const retention = new RetentionJob({
     db: database.db as Kysely<TrackingTables>,
@@ -195,12 +212,18 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
   return {
     name: 'tracking',
     api: {
-      storePositions: (batch) => positions.storeBatch(batch),
+      storePositions: async (batch) => {
+        const ids = await positions.storeBatch(batch);
+        segmentStored(batch.map((position, index) => ({ deviceId: position.deviceId, fixTime: position.fixTime, id: ids[index] as number })));
+        return ids;
+      },
       storeEvents: (batch) => events.storeBatch(batch),
       geofencesContaining: (ownerId, point) => geofences.containing(ownerId, point),
     },
     async removeDeviceData(deviceId) {
       await pipeline.forgetDevice(deviceId);
+      await segmentation.forgetDevice(deviceId);
+      await segmentation.removeDevice(deviceId);
       await positions.removeDevice(deviceId);
       await commandRepository.removeDevice(deviceId);
     },
@@ -218,6 +241,7 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
       await registerLiveRoutes(app, live);
     },
     retention,
+    segmentation,
     ingestion: {
       pipeline,
       listen: (protocol, port) => listeners.listen(protocol, port),
@@ -232,6 +256,7 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
       }
       if (config.retention.interval > 0) retention.start(config.retention.interval * 1000);
       await pipeline.start();
+      if (config.segmentation.enabled) segmentation.start();
       delivery.start();
       for (const [protocol, port] of Object.entries(config.devicePorts) as [DeviceProtocol, number][]) {
         if (port > 0) await listeners.listen(protocol, port);
@@ -241,6 +266,7 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
       delivery.stop();
       await retention.stop();
       await pipeline.stop(() => listeners.close());
+      await segmentation.stop();
     },
   };
 }

@@ -22,6 +22,12 @@ export interface TrackingSettings {
   retention: { interval: number; chunkSize: number };
   /** EVENT_DEFAULTS: server-wide defaults of the event rules by setting name (names checked by the tracking module). */
   eventDefaults: Record<string, number | boolean>;
+  /**
+   * Trips, stops and hourly sums (docs/reports.md, "Segmentation"): REPORTS_SEGMENTATION off writes none of them as
+   * positions arrive (`reports rebuild` writes them later); REPORTS_SEGMENTATION_DELAY ms a device's stored positions
+   * wait to be segmented together.
+   */
+  segmentation: { enabled: boolean; delayMs: number };
 }
 
 export function readTrackingSettings(read: EnvReader): TrackingSettings {
@@ -43,5 +49,9 @@ export function readTrackingSettings(read: EnvReader): TrackingSettings {
       chunkSize: read.int('RETENTION_CHUNK', 5000, 100, 100_000),
     },
     eventDefaults: read.settings('EVENT_DEFAULTS'),
+    segmentation: {
+      enabled: read.oneOf('REPORTS_SEGMENTATION', 'on', ['on', 'off']) === 'on',
+      delayMs: read.int('REPORTS_SEGMENTATION_DELAY', 1000, 0, 60_000),
+    },
   };
 }

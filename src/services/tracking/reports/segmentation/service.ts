@@ -1,0 +1,315 @@
+import type { FastifyBaseLogger } from 'fastify';
+import { effectiveSettings } from '../../engine/index.ts';
+import type { EngineSettings } from '../../engine/index.ts';
+import { storedFromRow } from '../../ingest/rows.ts';
+import type { Clock } from '../../throttled-writer.ts';
+import { averageKnots, compareKeys, distanceBetween, fuelBetween, hourOf, hoursBetween, initialSegmentationState, ongoingSegment, step } from './machine.ts';
+import type { HourSums, Segment, SegmentationState, SegmentedPosition } from './machine.ts';
+import type { HourRow, NewStopRow, NewTripRow, PositionKey, SegmentationRepository, StoredState } from './repository.ts';
+
+export interface SegmentationOptions {
+  repository: SegmentationRepository;
+  /** The attributes of these devices (their overrides of the motion rules); a device missing from the answer was deleted. */
+  deviceAttributes(deviceIds: readonly number[]): Promise<Map<number, Readonly<Record<string, unknown>>>>;
+  /** The deployment's settings of the motion rules: the event engine's (EVENT_DEFAULTS). */
+  settings: EngineSettings;
+  /** REPORTS_SEGMENTATION_DELAY: ms a device's stored positions wait to be segmented together. */
+  delayMs: number;
+  clock: Clock;
+  log: FastifyBaseLogger;
+}
+
+/** Positions one transaction takes at most: a long catch-up (a rebuild, a restart) commits as it goes. */
+const PAGE_SIZE = 2_000;
+/** How far before its cursor a restart looks for the late positions of a device that a crash left unsegmented. */
+const LATE_WINDOW_MS = 86_400_000;
+/** A failed round is tried again after this long (the positions are durable; only the rows wait). */
+const RETRY_MS = 5_000;
+
+/** What motion_states.state holds: the machine's state and the highest position id it has taken. */
+interface DeviceCursorState {
+  seenId: number;
+  machine: SegmentationState;
+}
+
+/** Where a device's segmentation starts again: after its cursor, at an earlier position (a late one), or from scratch. */
+type Restart = { kind: 'continue' } | { kind: 'from'; key: PositionKey } | { kind: 'scratch' };
+
+/**
+ * Segmentation after the acknowledgement (DESIGN §5.9, docs/reports.md): the pipeline reports the positions it stored;
+ * each device's segmentation catches up from its durable cursor in rounds, one device transaction (holding the device's
+ * lock) per page of positions, writing its trips, stops, hours, checkpoints and new cursor together. A position before
+ * the cursor rewinds the device to the checkpoint before it. A start catches up the devices a previous run left behind.
+ */
+export class Segmentation {
+  readonly #options: SegmentationOptions;
+  /** Devices with positions stored since their last round, and the earliest of those positions. */
+  #dirty = new Map<number, PositionKey>();
+  #timer: NodeJS.Timeout | undefined;
+  #round: Promise<void> | undefined;
+  /** Deleted devices: a round under way writes nothing more for them. */
+  readonly #forgotten = new Set<number>();
+  #stopped = false;
+
+  constructor(options: SegmentationOptions) {
+    this.#options = options;
+  }
+
+  /** Positions committed (called off the acknowledgement path): their devices are segmented in the next round. */
+  positionsStored(positions: readonly { deviceId: number; fixTime: number; id: number }[]): void {
+    for (const { deviceId, fixTime, id } of positions) {
+      if (this.#forgotten.has(deviceId)) continue;
+      const known = this.#dirty.get(deviceId);
+      if (known === undefined || compareKeys({ fixTime, id }, known) < 0) this.#dirty.set(deviceId, { fixTime, id });
+    }
+    if (positions.length > 0) this.#schedule(this.#options.delayMs);
+  }
+
+  /** Catches up, in the background, the devices a previous run (on any instance) left behind their positions. */
+  start(): void {
+    this.#stopped = false;
+    void this.#resume().catch((error: unknown) => this.#options.log.error({ err: error }, 'reports: the segmentation could not catch up after the start'));
+  }
+
+  /** Segments what was stored so far, then takes no more rounds until start(). */
+  async stop(): Promise<void> {
+    await this.settled();
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+  }
+
+  /** Resolves once every position reported so far is segmented (tests, benchmarks, stop()). */
+  async settled(): Promise<void> {
+    while (this.#round || this.#dirty.size > 0) {
+      if (!this.#round) this.#startRound();
+      await this.#round;
+    }
+  }
+
+  /** The device was deleted: nothing more of it is segmented; resolves once a round under way has let go of it. */
+  async forgetDevice(deviceId: number): Promise<void> {
+    this.#forgotten.add(deviceId);
+    this.#dirty.delete(deviceId);
+    await this.#round;
+  }
+
+  /**
+   * Recomputes devices from their positions (`npm run cli -- reports rebuild`): from the checkpoint before `from`, or from
+   * their first position, through their latest. `progress` hears of each device done.
+   */
+  async rebuild(deviceIds: readonly number[], from: number | undefined, progress: (done: number, positions: number) => void = () => undefined): Promise<number> {
+    let total = 0;
+    for (const [index, deviceId] of deviceIds.entries()) {
+      const attributes = await this.#options.deviceAttributes([deviceId]);
+      const restart: Restart = from === undefined ? { kind: 'scratch' } : { kind: 'from', key: { fixTime: from, id: 0 } };
+      total += await this.#segmentDevice(deviceId, attributes.get(deviceId) ?? {}, restart);
+      progress(index + 1, total);
+    }
+    return total;
+  }
+
+  /** Removes everything segmentation wrote for a deleted device (after forgetDevice). */
+  removeDevice(deviceId: number): Promise<void> {
+    return this.#options.repository.inDeviceTransaction(deviceId, (repository) => repository.removeDevice(deviceId));
+  }
+
+  /** The devices to rebuild when none is named: those that have positions or were segmented. */
+  async devicesToRebuild(): Promise<number[]> {
+    const ids = new Set([...(await this.#options.repository.devicesBehind()), ...(await this.#options.repository.devicesWithState())]);
+    return [...ids].sort((a, b) => a - b);
+  }
+
+  #schedule(delayMs: number): void {
+    if (this.#timer !== undefined || this.#round || this.#stopped) return;
+    this.#timer = setTimeout(() => this.#startRound(), delayMs);
+    this.#timer.unref();
+  }
+
+  #startRound(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#round = this.#runRound().finally(() => {
+      this.#round = undefined;
+      if (this.#dirty.size > 0) this.#schedule(this.#options.delayMs);
+    });
+  }
+
+  async #runRound(): Promise<void> {
+    const dirty = this.#dirty;
+    this.#dirty = new Map();
+    let attributes: Map<number, Readonly<Record<string, unknown>>>;
+    try {
+      attributes = await this.#options.deviceAttributes([...dirty.keys()]);
+    } catch (error) {
+      this.#options.log.warn({ err: error }, 'reports: the devices to segment could not be read; trying again');
+      this.#retry(dirty);
+      return;
+    }
+    for (const [deviceId, earliest] of dirty) {
+      const deviceAttributes = attributes.get(deviceId);
+      if (deviceAttributes === undefined || this.#forgotten.has(deviceId)) continue;
+      try {
+        await this.#segmentDevice(deviceId, deviceAttributes, { kind: 'from', key: earliest });
+      } catch (error) {
+        this.#options.log.error({ err: error, deviceId }, 'reports: a device could not be segmented; trying again');
+        this.#retry(new Map([[deviceId, earliest]]));
+      }
+      // Between devices, the sockets and the writes of ingestion go first.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+
+  #retry(failed: Map<number, PositionKey>): void {
+    for (const [deviceId, key] of failed) {
+      const known = this.#dirty.get(deviceId);
+      if (known === undefined || compareKeys(key, known) < 0) this.#dirty.set(deviceId, key);
+    }
+    setTimeout(() => this.#schedule(0), RETRY_MS).unref();
+  }
+
+  async #resume(): Promise<void> {
+    const { repository } = this.#options;
+    const behind = await repository.devicesBehind();
+    const late = new Map<number, PositionKey>();
+    for (const deviceId of await repository.devicesWithState()) {
+      const stored = await repository.stateOf(deviceId);
+      if (!stored) continue;
+      const { seenId } = JSON.parse(stored.state) as DeviceCursorState;
+      const key = await repository.earliestLate(deviceId, stored.cursor.fixTime - LATE_WINDOW_MS, stored.cursor, seenId);
+      if (key) late.set(deviceId, key);
+    }
+    for (const deviceId of behind) if (!late.has(deviceId)) late.set(deviceId, { fixTime: Number.MAX_SAFE_INTEGER, id: 0 });
+    if (late.size === 0) return;
+    this.#options.log.info({ devices: late.size }, 'reports: catching up the segmentation of devices behind their positions');
+    for (const [deviceId, key] of late) this.positionsStored([{ deviceId, ...key }]);
+  }
+
+  /** Segments one device page by page: its first page restarts as `restart` says, the next ones continue. Answers the positions taken. */
+  async #segmentDevice(deviceId: number, deviceAttributes: Readonly<Record<string, unknown>>, restart: Restart): Promise<number> {
+    const settings = effectiveSettings({ deviceAttributes, settings: this.#options.settings });
+    let taken = 0;
+    let next = restart;
+    for (;;) {
+      const page = await this.#options.repository.inDeviceTransaction(deviceId, (repository) =>
+        this.#segmentPage(repository, deviceId, settings, next),
+      );
+      taken += page;
+      if (page < PAGE_SIZE || this.#forgotten.has(deviceId)) return taken;
+      next = { kind: 'continue' };
+    }
+  }
+
+  async #segmentPage(repository: SegmentationRepository, deviceId: number, settings: EngineSettings, restart: Restart): Promise<number> {
+    const stored = await repository.stateOf(deviceId);
+    const cursorState = stored && (JSON.parse(stored.state) as DeviceCursorState);
+    let machine: SegmentationState;
+    let from: PositionKey | null;
+    let inclusive = false;
+    const rewindTo = restart.kind === 'from' && stored && compareKeys(restart.key, stored.cursor) <= 0 ? restart.key : null;
+    if (!stored || !cursorState || restart.kind === 'scratch') {
+      machine = initialSegmentationState();
+      from = null;
+      await repository.forgetFrom(deviceId, null, null, null);
+    } else if (rewindTo !== null) {
+      const checkpoint = await repository.checkpointAtOrBefore(deviceId, rewindTo);
+      machine = checkpoint ? (JSON.parse(checkpoint.state) as SegmentationState) : initialSegmentationState();
+      from = checkpoint?.cursor ?? null;
+      inclusive = true;
+      const open = machine.open;
+      await repository.forgetFrom(
+        deviceId,
+        open && { fixTime: open.start.time, id: open.start.positionId },
+        checkpoint ? hourOf(checkpoint.cursor.fixTime) : null,
+        checkpoint?.cursor ?? null,
+      );
+    } else {
+      machine = cursorState.machine;
+      from = stored.cursor;
+      await repository.deleteOngoing(deviceId);
+    }
+
+    const rows = await repository.positionsFrom(deviceId, from, inclusive, PAGE_SIZE);
+    const closed: Segment[] = [];
+    const hours: HourSums[] = [];
+    const checkpoints: StoredState[] = [];
+    let seenId = cursorState?.seenId ?? 0;
+    for (const row of rows) {
+      const position = storedFromRow(row) as SegmentedPosition;
+      const result = step(machine, position, settings);
+      if (result.hourBegun) {
+        checkpoints.push({ cursor: { fixTime: position.fixTime, id: position.id }, state: JSON.stringify(machine) });
+        if (machine.hour !== null) hours.push(machine.hour);
+      }
+      closed.push(...result.closed);
+      machine = result.state;
+      seenId = Math.max(seenId, position.id);
+    }
+    if (machine.hour !== null && rows.length > 0) hours.push(machine.hour);
+    const ongoing = ongoingSegment(machine);
+    const segments = ongoing ? [...closed, ongoing] : closed;
+    await repository.insertTrips(segments.filter((segment) => segment.kind === 'trip').map((segment) => tripRow(deviceId, segment)));
+    await repository.insertStops(segments.filter((segment) => segment.kind === 'stop').map((segment) => stopRow(deviceId, segment)));
+    await repository.upsertHours(hours.map((hour) => hourRow(deviceId, hour)));
+    await repository.insertCheckpoints(deviceId, checkpoints);
+    const last = machine.last;
+    if (last !== null) {
+      const state: DeviceCursorState = { seenId, machine };
+      await repository.saveState(deviceId, { fixTime: last.time, id: last.positionId }, JSON.stringify(state), this.#options.clock.now());
+    }
+    return rows.length;
+  }
+}
+
+export function tripRow(deviceId: number, { start, end, maxSpeed, ongoing }: Segment): NewTripRow {
+  const { distance, startOdometer, endOdometer } = distanceBetween(start, end);
+  return {
+    device_id: deviceId,
+    start_time: start.time,
+    end_time: end.time,
+    start_position_id: start.positionId,
+    end_position_id: end.positionId,
+    start_lat: start.lat,
+    start_lon: start.lon,
+    end_lat: end.lat,
+    end_lon: end.lon,
+    distance,
+    average_speed: averageKnots(distance, end.time - start.time),
+    max_speed: maxSpeed,
+    start_odometer: startOdometer,
+    end_odometer: endOdometer,
+    spent_fuel: fuelBetween(start, end),
+    driver_unique_id: end.driverUniqueId,
+    ongoing: ongoing ? 1 : 0,
+  };
+}
+
+export function stopRow(deviceId: number, { start, end, ongoing }: Segment): NewStopRow {
+  return {
+    device_id: deviceId,
+    start_time: start.time,
+    end_time: end.time,
+    position_id: start.positionId,
+    lat: start.lat,
+    lon: start.lon,
+    engine_hours: hoursBetween(start, end),
+    spent_fuel: fuelBetween(start, end),
+    ongoing: ongoing ? 1 : 0,
+  };
+}
+
+function hourRow(deviceId: number, hour: HourSums): HourRow {
+  return {
+    device_id: deviceId,
+    hour_start: hour.hourStart,
+    first_time: hour.firstTime,
+    last_time: hour.lastTime,
+    positions: hour.positions,
+    distance: hour.distance,
+    max_speed: hour.maxSpeed,
+    speed_sum: hour.speedSum,
+    start_odometer: hour.startOdometer,
+    end_odometer: hour.endOdometer,
+    engine_hours: Math.round(hour.engineHours),
+    spent_fuel: hour.spentFuel,
+  };
+}
