@@ -126,7 +126,8 @@ export function step(state: SegmentationState, position: SegmentedPosition, sett
   const motion = updateMotion(state.motion, {
     position,
     previous: previous && { id: previous.positionId, fixTime: previous.time, alarms: [] },
-    totalDistance: mark.measured,
+    // The device's own odometer where it reports one (a trip's distance is measured the same way).
+    totalDistance: mark.odometer ?? mark.measured,
     settings,
   });
 
