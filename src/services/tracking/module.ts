@@ -256,7 +256,7 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
       }
       if (config.retention.interval > 0) retention.start(config.retention.interval * 1000);
       await pipeline.start();
-      if (config.segmentation.enabled) segmentation.start();
+      if (config.segmentation.enabled) void segmentation.start();
       delivery.start();
       for (const [protocol, port] of Object.entries(config.devicePorts) as [DeviceProtocol, number][]) {
         if (port > 0) await listeners.listen(protocol, port);

@@ -118,6 +118,12 @@ export class SegmentationRepository extends TableAccess<TrackingTables> {
     return rows.map((row) => Number(row.device_id));
   }
 
+  /** Devices with positions between `from` and `to` (inclusive), ascending. */
+  async devicesWithPositionsBetween(from: number, to: number): Promise<number[]> {
+    const rows = await this.db.selectFrom('positions').select('device_id').distinct().where('fix_time', '>=', from).where('fix_time', '<=', to).orderBy('device_id').execute();
+    return rows.map((row) => Number(row.device_id));
+  }
+
   /** Devices segmented so far, ascending. */
   async devicesWithState(): Promise<number[]> {
     const rows = await this.db.selectFrom('motion_states').select('device_id').orderBy('device_id').execute();

@@ -65,10 +65,13 @@ export class Segmentation {
     if (positions.length > 0) this.#schedule(this.#options.delayMs);
   }
 
-  /** Catches up, in the background, the devices a previous run (on any instance) left behind their positions. */
-  start(): void {
+  /**
+   * Catches up the devices a previous run (on any instance) left behind their positions: resolves once they are queued
+   * for the next round (never rejects; the caller need not wait).
+   */
+  start(): Promise<void> {
     this.#stopped = false;
-    void this.#resume().catch((error: unknown) => this.#options.log.error({ err: error }, 'reports: the segmentation could not catch up after the start'));
+    return this.#resume().catch((error: unknown) => this.#options.log.error({ err: error }, 'reports: the segmentation could not catch up after the start'));
   }
 
   /** Segments what was stored so far, then takes no more rounds until start(). */
