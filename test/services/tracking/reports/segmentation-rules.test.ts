@@ -76,7 +76,7 @@ describe('segmentation: Traccar trip cases', () => {
     const { trips, stops } = segment(SIMPLE());
     assert.deepEqual(times(trips), [['00:02', '00:05', 0]]);
     const [trip] = trips;
-    assert.equal(trip?.end_time! - trip?.start_time!, 180_000);
+    assert.equal(trip!.end_time - trip!.start_time, 180_000);
     assert.equal(trip?.distance, 3000);
     assert.ok(Math.abs(trip!.average_speed - 32.4) < 0.01, `average ${trip?.average_speed}`);
     assert.equal(trip?.max_speed, 10);
@@ -142,7 +142,7 @@ describe('segmentation: Traccar trip cases', () => {
     assert.deepEqual(hours.map((hour) => new Date(hour.hourStart).toISOString()), ['2016-01-01T23:00:00.000Z', '2016-01-02T00:00:00.000Z']);
     assert.equal(hours.reduce((sum, hour) => sum + hour.distance, 0), 12_600);
     assert.deepEqual(hours.map((hour) => hour.positions), [10, 13]);
-    assert.equal(hours[0]?.endOdometer, hours[1]?.startOdometer! - 600);
+    assert.equal(hours[0]?.endOdometer, hours[1]!.startOdometer - 600);
   });
 });
 

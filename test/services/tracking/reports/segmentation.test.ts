@@ -65,15 +65,16 @@ describeEachEngine('Segmentation at ingestion', (engine) => {
     await server.tracking!.ingestion.pipeline.settled();
     await server.tracking!.segmentation.settled();
   };
-  /** Every row segmentation wrote for the device, row ids left out, in order. */
-  const rowsOf = async (deviceId: number, withIds = false) => {
-    const strip = <T extends { id?: number }>(rows: T[]) => rows.map(({ id, ...row }) => (withIds ? { id, ...row } : row));
-    return {
-      trips: strip(await db.selectFrom('trips').selectAll().where('device_id', '=', deviceId).orderBy('start_time').execute()),
-      stops: strip(await db.selectFrom('stops').selectAll().where('device_id', '=', deviceId).orderBy('start_time').execute()),
-      hours: await db.selectFrom('summary_hours').selectAll().where('device_id', '=', deviceId).orderBy('hour_start').execute(),
-    };
-  };
+  /** Every row segmentation wrote for the device, in order. */
+  const rowsWithIds = async (deviceId: number) => ({
+    trips: await db.selectFrom('trips').selectAll().where('device_id', '=', deviceId).orderBy('start_time').execute(),
+    stops: await db.selectFrom('stops').selectAll().where('device_id', '=', deviceId).orderBy('start_time').execute(),
+    hours: await db.selectFrom('summary_hours').selectAll().where('device_id', '=', deviceId).orderBy('hour_start').execute(),
+  });
+  type Rows = Awaited<ReturnType<typeof rowsWithIds>>;
+  /** The rows without their ids (a rewrite gives new ones). */
+  const withoutIds = ({ trips, stops, hours }: Rows) => ({ trips: trips.map(({ id: _id, ...row }) => row), stops: stops.map(({ id: _id, ...row }) => row), hours });
+  const rowsOf = async (deviceId: number) => withoutIds(await rowsWithIds(deviceId));
   const clock = (time: number) => new Date(Number(time)).toISOString().slice(11, 16);
 
   it('writes trips, stops and hourly sums after the acknowledgement, as Traccar counts them', async () => {
@@ -96,16 +97,16 @@ describeEachEngine('Segmentation at ingestion', (engine) => {
     const late = fixes.findIndex((one) => one.time.getTime() === T0 + 95 * MINUTE);
     await send('seg-late', [...fixes.slice(0, late), ...fixes.slice(late + 1)]);
     await settled();
-    const before = await rowsOf(deviceId, true);
+    const before = await rowsWithIds(deviceId);
     await send('seg-late', [fixes[late] as DeviceFix]);
     await settled();
-    const live = await rowsOf(deviceId, true);
+    const live = await rowsWithIds(deviceId);
     // The first trip and its stops lie before the late position's hour: they were not rewritten.
     assert.deepEqual(live.trips[0], before.trips[0]);
     assert.deepEqual(live.stops.slice(0, 1), before.stops.slice(0, 1));
     assert.equal(live.hours.length, 3);
     await server.tracking!.segmentation.rebuild([deviceId], undefined);
-    assert.deepEqual(await rowsOf(deviceId), { ...live, trips: live.trips.map(({ id, ...row }) => row), stops: live.stops.map(({ id, ...row }) => row) });
+    assert.deepEqual(await rowsOf(deviceId), withoutIds(live));
   });
 
   it('a new instance continues a device from its durable state (a restart in the middle)', async () => {
