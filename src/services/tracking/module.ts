@@ -38,6 +38,8 @@ import type { RetentionPolicy } from './retention/policy.ts';
 import { PositionService } from './positions/service.ts';
 import { SegmentationRepository } from './reports/segmentation/repository.ts';
 import { Segmentation } from './reports/segmentation/service.ts';
+import type { SegmentedPosition } from './reports/segmentation/machine.ts';
+import type { StoredPosition } from './engine/index.ts';
 import { trackingRouteAccess } from './route-access.ts';
 import { TrackingStore } from './store.ts';
 import type { TrackingTables } from './tables.ts';
@@ -151,8 +153,8 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
     clock,
     log,
   });
-  const segmentStored = (stored: readonly { deviceId: number; fixTime: number; id: number | null }[]) => {
-    if (config.segmentation.enabled) segmentation.positionsStored(stored.filter((position): position is typeof position & { id: number } => position.id !== null));
+  const segmentStored = (stored: readonly StoredPosition[]) => {
+    if (config.segmentation.enabled) segmentation.positionsStored(stored.filter((position): position is SegmentedPosition => position.id !== null));
   };
   const pipeline = new IngestPipeline({
     storage: {
@@ -214,7 +216,7 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
     api: {
       storePositions: async (batch) => {
         const ids = await positions.storeBatch(batch);
-        segmentStored(batch.map((position, index) => ({ deviceId: position.deviceId, fixTime: position.fixTime, id: ids[index] as number })));
+        segmentStored(batch.map((position, index) => ({ ...position, id: ids[index] as number })));
         return ids;
       },
       storeEvents: (batch) => events.storeBatch(batch),

@@ -1,7 +1,7 @@
 // The motion state machine of reports (DESIGN §5.9, docs/reports.md, "Segmentation"): a device's positions in
 // (fixTime, id) order in, trips, stops and hourly sums out. Pure: no I/O, no clock. The motion rules are the event
 // engine's (engine/motion.ts), so a trip starts and ends where deviceMoving and deviceStopped say it does.
-import { measureLeg, readNumber, readText, updateMotion } from '../../engine/index.ts';
+import { jsonSafe, measureLeg, readNumber, readText, updateMotion } from '../../engine/index.ts';
 import type { EngineSettings, MotionState, StoredPosition } from '../../engine/index.ts';
 import type { LatLon } from '../../geo/index.ts';
 
@@ -111,9 +111,10 @@ export function step(state: SegmentationState, position: SegmentedPosition, sett
   const mark: Mark = {
     positionId: position.id,
     time: position.fixTime,
-    lat: position.latitude,
-    lon: position.longitude,
-    speed: position.speed ?? 0,
+    // As JSON keeps them: the state goes through JSON between rounds, and a position read back must give the same rows.
+    lat: jsonSafe(position.latitude),
+    lon: jsonSafe(position.longitude),
+    speed: jsonSafe(position.speed ?? 0),
     odometer: reportedOdometer(attributes) ?? previous?.odometer ?? null,
     measured: (previous?.measured ?? 0) + leg,
     fuel: readNumber(attributes['fuel']) ?? previous?.fuel ?? null,

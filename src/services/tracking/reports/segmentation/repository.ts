@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Insertable } from 'kysely';
-import { lockKey } from '../../../../platform/db/locks.ts';
+import { lockKeys } from '../../../../platform/db/locks.ts';
 import { TableAccess } from '../../../../platform/db/table-access.ts';
 import { chunksOf } from '../../chunks.ts';
 import type { PositionRow } from '../../positions/repository.ts';
@@ -22,6 +22,20 @@ export type NewTripRow = Insertable<TripsTable>;
 export type NewStopRow = Insertable<StopsTable>;
 export type HourRow = SummaryHoursTable;
 
+/** What one pass of segmentation made of a device's positions, to be written together. */
+export interface DeviceOutcome {
+  deviceId: number;
+  /** The start time of the trip or stop in progress that these rows replace (null: none, or already forgotten). */
+  replacesOngoingFrom: number | null;
+  trips: NewTripRow[];
+  stops: NewStopRow[];
+  hours: HourRow[];
+  checkpoints: StoredState[];
+  cursor: PositionKey;
+  /** JSON of the state after the cursor. */
+  state: string;
+}
+
 const LOCK_NAMESPACE = 'tracking.segmentation';
 // Well below either engine's bound parameters per statement.
 const INSERT_CHUNK = 500;
@@ -33,27 +47,59 @@ function atOrAfter(time: string, id: string, key: PositionKey) {
 
 /** The segmentation's reads and writes: the motion state, its checkpoints, and the trips, stops and hours it writes. */
 export class SegmentationRepository extends TableAccess<TrackingTables> {
-  /** Runs `work` in one transaction holding the device's segmentation lock (one writer per device on every instance). */
-  inDeviceTransaction<T>(deviceId: number, work: (repository: SegmentationRepository) => Promise<T>): Promise<T> {
+  /** Runs `work` in one transaction holding these devices' segmentation locks (one writer per device on every instance). */
+  inDevicesTransaction<T>(deviceIds: readonly number[], work: (repository: SegmentationRepository) => Promise<T>): Promise<T> {
     return this.db.transaction().execute(async (trx) => {
-      await lockKey(trx, LOCK_NAMESPACE, deviceId);
+      await lockKeys(trx, LOCK_NAMESPACE, deviceIds);
       return work(new SegmentationRepository(trx));
     });
   }
 
-  async stateOf(deviceId: number): Promise<StoredState | undefined> {
-    const row = await this.db.selectFrom('motion_states').select(['fix_time', 'position_id', 'state']).where('device_id', '=', deviceId).executeTakeFirst();
-    return row && { cursor: { fixTime: Number(row.fix_time), id: Number(row.position_id) }, state: row.state };
+  /** The stored state of each of these devices that has one. */
+  async statesOf(deviceIds: readonly number[]): Promise<Map<number, StoredState>> {
+    const states = new Map<number, StoredState>();
+    for (const chunk of chunksOf(deviceIds, INSERT_CHUNK)) {
+      const rows = await this.db.selectFrom('motion_states').select(['device_id', 'fix_time', 'position_id', 'state']).where('device_id', 'in', chunk).execute();
+      for (const row of rows) states.set(Number(row.device_id), { cursor: { fixTime: Number(row.fix_time), id: Number(row.position_id) }, state: row.state });
+    }
+    return states;
   }
 
-  async saveState(deviceId: number, cursor: PositionKey, state: string, now: number): Promise<void> {
-    await this.db
-      .insertInto('motion_states')
-      .values({ device_id: deviceId, fix_time: cursor.fixTime, position_id: cursor.id, state, updated_at: now })
-      .onConflict((conflict) =>
-        conflict.column('device_id').doUpdateSet({ fix_time: cursor.fixTime, position_id: cursor.id, state, updated_at: now }),
-      )
-      .execute();
+  /**
+   * Writes what segmentation made of devices' new positions: each device's trip or stop in progress (the one that
+   * started at `replacesOngoingFrom`) replaced, the closed and ongoing rows, hours, checkpoints and cursors.
+   */
+  async write(outcomes: readonly DeviceOutcome[], now: number): Promise<void> {
+    for (const table of ['trips', 'stops'] as const) {
+      const ongoing = outcomes.filter((outcome) => outcome.replacesOngoingFrom !== null);
+      for (const chunk of chunksOf(ongoing, INSERT_CHUNK)) {
+        const pairs = sql.join(chunk.map((outcome) => sql`(${outcome.deviceId}, ${outcome.replacesOngoingFrom})`));
+        await sql`delete from ${sql.table(table)} where ongoing = 1 and (device_id, start_time) in (${pairs})`.execute(this.db);
+      }
+    }
+    await this.insertTrips(outcomes.flatMap((outcome) => outcome.trips));
+    await this.insertStops(outcomes.flatMap((outcome) => outcome.stops));
+    await this.upsertHours(outcomes.flatMap((outcome) => outcome.hours));
+    await this.insertCheckpoints(outcomes.flatMap((outcome) => outcome.checkpoints.map((checkpoint) => ({ ...checkpoint, deviceId: outcome.deviceId }))));
+    const states = outcomes.map(({ deviceId, cursor, state }) => ({ device_id: deviceId, fix_time: cursor.fixTime, position_id: cursor.id, state, updated_at: now }));
+    for (const chunk of chunksOf(states, INSERT_CHUNK)) {
+      await this.db
+        .insertInto('motion_states')
+        .values(chunk)
+        .onConflict((conflict) =>
+          conflict.column('device_id').doUpdateSet((eb) => ({
+            fix_time: eb.ref('excluded.fix_time'),
+            position_id: eb.ref('excluded.position_id'),
+            state: eb.ref('excluded.state'),
+            updated_at: eb.ref('excluded.updated_at'),
+          })),
+        )
+        .execute();
+    }
+  }
+
+  async stateOf(deviceId: number): Promise<StoredState | undefined> {
+    return (await this.statesOf([deviceId])).get(deviceId);
   }
 
   /** The last checkpoint at or before `key`. */
@@ -148,22 +194,16 @@ export class SegmentationRepository extends TableAccess<TrackingTables> {
     await checkpoints.execute();
   }
 
-  /** The trip or stop in progress goes: the next one written replaces it. */
-  async deleteOngoing(deviceId: number): Promise<void> {
-    await this.db.deleteFrom('trips').where('device_id', '=', deviceId).where('ongoing', '=', 1).execute();
-    await this.db.deleteFrom('stops').where('device_id', '=', deviceId).where('ongoing', '=', 1).execute();
-  }
-
-  async insertTrips(rows: readonly NewTripRow[]): Promise<void> {
+  private async insertTrips(rows: readonly NewTripRow[]): Promise<void> {
     for (const chunk of chunksOf(rows, INSERT_CHUNK)) await this.db.insertInto('trips').values(chunk).execute();
   }
 
-  async insertStops(rows: readonly NewStopRow[]): Promise<void> {
+  private async insertStops(rows: readonly NewStopRow[]): Promise<void> {
     for (const chunk of chunksOf(rows, INSERT_CHUNK)) await this.db.insertInto('stops').values(chunk).execute();
   }
 
-  async insertCheckpoints(deviceId: number, checkpoints: readonly StoredState[]): Promise<void> {
-    const rows = checkpoints.map(({ cursor, state }) => ({ device_id: deviceId, fix_time: cursor.fixTime, position_id: cursor.id, state }));
+  private async insertCheckpoints(checkpoints: readonly (StoredState & { deviceId: number })[]): Promise<void> {
+    const rows = checkpoints.map(({ deviceId, cursor, state }) => ({ device_id: deviceId, fix_time: cursor.fixTime, position_id: cursor.id, state }));
     for (const chunk of chunksOf(rows, INSERT_CHUNK)) {
       await this.db
         .insertInto('motion_checkpoints')
@@ -174,7 +214,7 @@ export class SegmentationRepository extends TableAccess<TrackingTables> {
   }
 
   /** Writes each hour's sums over what was there. */
-  async upsertHours(rows: readonly HourRow[]): Promise<void> {
+  private async upsertHours(rows: readonly HourRow[]): Promise<void> {
     for (const chunk of chunksOf(rows, INSERT_CHUNK)) {
       await this.db
         .insertInto('summary_hours')

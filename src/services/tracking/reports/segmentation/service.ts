@@ -5,7 +5,7 @@ import { storedFromRow } from '../../ingest/rows.ts';
 import type { Clock } from '../../throttled-writer.ts';
 import { averageKnots, compareKeys, distanceBetween, fuelBetween, hourOf, hoursBetween, initialSegmentationState, ongoingSegment, step } from './machine.ts';
 import type { HourSums, Segment, SegmentationState, SegmentedPosition } from './machine.ts';
-import type { HourRow, NewStopRow, NewTripRow, PositionKey, SegmentationRepository, StoredState } from './repository.ts';
+import type { DeviceOutcome, HourRow, NewStopRow, NewTripRow, PositionKey, SegmentationRepository, StoredState } from './repository.ts';
 
 export interface SegmentationOptions {
   repository: SegmentationRepository;
@@ -21,6 +21,8 @@ export interface SegmentationOptions {
 
 /** Positions one transaction takes at most: a long catch-up (a rebuild, a restart) commits as it goes. */
 const PAGE_SIZE = 2_000;
+/** Devices one round writes in one transaction (their new positions in hand). */
+const DEVICES_PER_TRANSACTION = 500;
 /** How far before its cursor a restart looks for the late positions of a device that a crash left unsegmented. */
 const LATE_WINDOW_MS = 86_400_000;
 /** A failed round is tried again after this long (the positions are durable; only the rows wait). */
@@ -35,16 +37,26 @@ interface DeviceCursorState {
 /** Where a device's segmentation starts again: after its cursor, at an earlier position (a late one), or from scratch. */
 type Restart = { kind: 'continue' } | { kind: 'from'; key: PositionKey } | { kind: 'scratch' };
 
+/** A device's positions stored since its last round: the earliest key, and the positions themselves when this instance stored them. */
+interface PendingDevice {
+  earliest: PositionKey;
+  positions: SegmentedPosition[];
+}
+
 /**
  * Segmentation after the acknowledgement (DESIGN §5.9, docs/reports.md): the pipeline reports the positions it stored;
- * each device's segmentation catches up from its durable cursor in rounds, one device transaction (holding the device's
- * lock) per page of positions, writing its trips, stops, hours, checkpoints and new cursor together. A position before
- * the cursor rewinds the device to the checkpoint before it. A start catches up the devices a previous run left behind.
+ * each device's segmentation catches up from its durable cursor in rounds. A device whose new positions follow the
+ * cursor this instance wrote last is segmented from the positions in hand, many devices in one transaction; any other
+ * (the first round after a start, a position before the cursor, another instance's cursor) reads its positions, one
+ * device transaction a page. A position before the cursor rewinds the device to the checkpoint before it. Every
+ * transaction holds its devices' locks and writes their trips, stops, hours, checkpoints and cursors together. A start
+ * catches up the devices a previous run left behind.
  */
 export class Segmentation {
   readonly #options: SegmentationOptions;
-  /** Devices with positions stored since their last round, and the earliest of those positions. */
-  #dirty = new Map<number, PositionKey>();
+  #pending = new Map<number, PendingDevice>();
+  /** The cursor this instance last wrote per device: new positions after it need no read. */
+  readonly #written = new Map<number, PositionKey>();
   #timer: NodeJS.Timeout | undefined;
   #round: Promise<void> | undefined;
   /** Deleted devices: a round under way writes nothing more for them. */
@@ -56,12 +68,8 @@ export class Segmentation {
   }
 
   /** Positions committed (called off the acknowledgement path): their devices are segmented in the next round. */
-  positionsStored(positions: readonly { deviceId: number; fixTime: number; id: number }[]): void {
-    for (const { deviceId, fixTime, id } of positions) {
-      if (this.#forgotten.has(deviceId)) continue;
-      const known = this.#dirty.get(deviceId);
-      if (known === undefined || compareKeys({ fixTime, id }, known) < 0) this.#dirty.set(deviceId, { fixTime, id });
-    }
+  positionsStored(positions: readonly SegmentedPosition[]): void {
+    for (const position of positions) this.#note(position.deviceId, { fixTime: position.fixTime, id: position.id }, position);
     if (positions.length > 0) this.#schedule(this.#options.delayMs);
   }
 
@@ -79,11 +87,12 @@ export class Segmentation {
     await this.settled();
     this.#stopped = true;
     clearTimeout(this.#timer);
+    this.#written.clear();
   }
 
   /** Resolves once every position reported so far is segmented (tests, benchmarks, stop()). */
   async settled(): Promise<void> {
-    while (this.#round || this.#dirty.size > 0) {
+    while (this.#round || this.#pending.size > 0) {
       if (!this.#round) this.#startRound();
       await this.#round;
     }
@@ -92,8 +101,14 @@ export class Segmentation {
   /** The device was deleted: nothing more of it is segmented; resolves once a round under way has let go of it. */
   async forgetDevice(deviceId: number): Promise<void> {
     this.#forgotten.add(deviceId);
-    this.#dirty.delete(deviceId);
+    this.#pending.delete(deviceId);
+    this.#written.delete(deviceId);
     await this.#round;
+  }
+
+  /** Removes everything segmentation wrote for a deleted device (after forgetDevice). */
+  removeDevice(deviceId: number): Promise<void> {
+    return this.#options.repository.inDevicesTransaction([deviceId], (repository) => repository.removeDevice(deviceId));
   }
 
   /**
@@ -111,15 +126,21 @@ export class Segmentation {
     return total;
   }
 
-  /** Removes everything segmentation wrote for a deleted device (after forgetDevice). */
-  removeDevice(deviceId: number): Promise<void> {
-    return this.#options.repository.inDeviceTransaction(deviceId, (repository) => repository.removeDevice(deviceId));
-  }
-
   /** The devices to rebuild when none is named: those that have positions or were segmented. */
   async devicesToRebuild(): Promise<number[]> {
     const ids = new Set([...(await this.#options.repository.devicesBehind()), ...(await this.#options.repository.devicesWithState())]);
     return [...ids].sort((a, b) => a - b);
+  }
+
+  #note(deviceId: number, key: PositionKey, position?: SegmentedPosition): void {
+    if (this.#forgotten.has(deviceId)) return;
+    const pending = this.#pending.get(deviceId);
+    if (!pending) {
+      this.#pending.set(deviceId, { earliest: key, positions: position ? [position] : [] });
+      return;
+    }
+    if (compareKeys(key, pending.earliest) < 0) pending.earliest = key;
+    if (position) pending.positions.push(position);
   }
 
   #schedule(delayMs: number): void {
@@ -133,40 +154,79 @@ export class Segmentation {
     this.#timer = undefined;
     this.#round = this.#runRound().finally(() => {
       this.#round = undefined;
-      if (this.#dirty.size > 0) this.#schedule(this.#options.delayMs);
+      if (this.#pending.size > 0) this.#schedule(this.#options.delayMs);
     });
   }
 
   async #runRound(): Promise<void> {
-    const dirty = this.#dirty;
-    this.#dirty = new Map();
+    const pending = this.#pending;
+    this.#pending = new Map();
     let attributes: Map<number, Readonly<Record<string, unknown>>>;
     try {
-      attributes = await this.#options.deviceAttributes([...dirty.keys()]);
+      attributes = await this.#options.deviceAttributes([...pending.keys()]);
     } catch (error) {
       this.#options.log.warn({ err: error }, 'reports: the devices to segment could not be read; trying again');
-      this.#retry(dirty);
+      this.#retry(pending);
       return;
     }
-    for (const [deviceId, earliest] of dirty) {
-      const deviceAttributes = attributes.get(deviceId);
-      if (deviceAttributes === undefined || this.#forgotten.has(deviceId)) continue;
+    const inHand: number[] = [];
+    const toRead: number[] = [];
+    for (const [deviceId, device] of pending) {
+      if (attributes.get(deviceId) === undefined || this.#forgotten.has(deviceId)) continue;
+      const written = this.#written.get(deviceId);
+      const follows = written !== undefined && device.positions.length > 0 && compareKeys(device.earliest, written) > 0;
+      (follows && isOrdered(device.positions) ? inHand : toRead).push(deviceId);
+    }
+    for (let start = 0; start < inHand.length; start += DEVICES_PER_TRANSACTION) {
+      const chunk = inHand.slice(start, start + DEVICES_PER_TRANSACTION);
       try {
-        await this.#segmentDevice(deviceId, deviceAttributes, { kind: 'from', key: earliest });
+        toRead.push(...(await this.#segmentInHand(chunk, pending, attributes)));
+      } catch (error) {
+        this.#options.log.error({ err: error, devices: chunk.length }, 'reports: devices could not be segmented; trying again');
+        for (const deviceId of chunk) this.#written.delete(deviceId);
+        this.#retry(new Map(chunk.map((deviceId) => [deviceId, pending.get(deviceId) as PendingDevice])));
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    for (const deviceId of toRead) {
+      const device = pending.get(deviceId) as PendingDevice;
+      try {
+        await this.#segmentDevice(deviceId, attributes.get(deviceId) ?? {}, { kind: 'from', key: device.earliest });
       } catch (error) {
         this.#options.log.error({ err: error, deviceId }, 'reports: a device could not be segmented; trying again');
-        this.#retry(new Map([[deviceId, earliest]]));
+        this.#retry(new Map([[deviceId, device]]));
       }
       // Between devices, the sockets and the writes of ingestion go first.
       await new Promise((resolve) => setImmediate(resolve));
     }
   }
 
-  #retry(failed: Map<number, PositionKey>): void {
-    for (const [deviceId, key] of failed) {
-      const known = this.#dirty.get(deviceId);
-      if (known === undefined || compareKeys(key, known) < 0) this.#dirty.set(deviceId, key);
-    }
+  /** Devices whose new positions follow their cursor, from the positions in hand, in one transaction; answers those whose cursor moved meanwhile (another instance), to be read. */
+  async #segmentInHand(deviceIds: number[], pending: Map<number, PendingDevice>, attributes: Map<number, Readonly<Record<string, unknown>>>): Promise<number[]> {
+    const moved: number[] = [];
+    const outcomes = await this.#options.repository.inDevicesTransaction(deviceIds, async (repository) => {
+      const states = await repository.statesOf(deviceIds);
+      const made: DeviceOutcome[] = [];
+      for (const deviceId of deviceIds) {
+        const stored = states.get(deviceId);
+        const written = this.#written.get(deviceId);
+        if (!stored || !written || compareKeys(stored.cursor, written) !== 0 || this.#forgotten.has(deviceId)) {
+          moved.push(deviceId);
+          continue;
+        }
+        const settings = effectiveSettings({ deviceAttributes: attributes.get(deviceId) ?? {}, settings: this.#options.settings });
+        const state = JSON.parse(stored.state) as DeviceCursorState;
+        made.push(advance(deviceId, state, ongoingStart(state.machine), (pending.get(deviceId) as PendingDevice).positions, settings));
+      }
+      await repository.write(made, this.#options.clock.now());
+      return made;
+    });
+    for (const outcome of outcomes) this.#written.set(outcome.deviceId, outcome.cursor);
+    return moved;
+  }
+
+  #retry(failed: Map<number, PendingDevice>): void {
+    for (const [deviceId, device] of failed) this.#note(deviceId, device.earliest);
     setTimeout(() => this.#schedule(0), RETRY_MS).unref();
   }
 
@@ -184,18 +244,17 @@ export class Segmentation {
     for (const deviceId of behind) if (!late.has(deviceId)) late.set(deviceId, { fixTime: Number.MAX_SAFE_INTEGER, id: 0 });
     if (late.size === 0) return;
     this.#options.log.info({ devices: late.size }, 'reports: catching up the segmentation of devices behind their positions');
-    for (const [deviceId, key] of late) this.positionsStored([{ deviceId, ...key }]);
+    for (const [deviceId, key] of late) this.#note(deviceId, key);
+    this.#schedule(this.#options.delayMs);
   }
 
-  /** Segments one device page by page: its first page restarts as `restart` says, the next ones continue. Answers the positions taken. */
+  /** Segments one device from its stored positions page by page: its first page restarts as `restart` says, the next ones continue. Answers the positions taken. */
   async #segmentDevice(deviceId: number, deviceAttributes: Readonly<Record<string, unknown>>, restart: Restart): Promise<number> {
     const settings = effectiveSettings({ deviceAttributes, settings: this.#options.settings });
     let taken = 0;
     let next = restart;
     for (;;) {
-      const page = await this.#options.repository.inDeviceTransaction(deviceId, (repository) =>
-        this.#segmentPage(repository, deviceId, settings, next),
-      );
+      const page = await this.#options.repository.inDevicesTransaction([deviceId], (repository) => this.#segmentPage(repository, deviceId, settings, next));
       taken += page;
       if (page < PAGE_SIZE || this.#forgotten.has(deviceId)) return taken;
       next = { kind: 'continue' };
@@ -205,20 +264,21 @@ export class Segmentation {
   async #segmentPage(repository: SegmentationRepository, deviceId: number, settings: EngineSettings, restart: Restart): Promise<number> {
     const stored = await repository.stateOf(deviceId);
     const cursorState = stored && (JSON.parse(stored.state) as DeviceCursorState);
-    let machine: SegmentationState;
+    let state: DeviceCursorState;
     let from: PositionKey | null;
     let inclusive = false;
+    let replacesOngoingFrom: number | null = null;
     const rewindTo = restart.kind === 'from' && stored && compareKeys(restart.key, stored.cursor) <= 0 ? restart.key : null;
     if (!stored || !cursorState || restart.kind === 'scratch') {
-      machine = initialSegmentationState();
+      state = { seenId: 0, machine: initialSegmentationState() };
       from = null;
       await repository.forgetFrom(deviceId, null, null, null);
     } else if (rewindTo !== null) {
       const checkpoint = await repository.checkpointAtOrBefore(deviceId, rewindTo);
-      machine = checkpoint ? (JSON.parse(checkpoint.state) as SegmentationState) : initialSegmentationState();
+      state = { seenId: cursorState.seenId, machine: checkpoint ? (JSON.parse(checkpoint.state) as SegmentationState) : initialSegmentationState() };
       from = checkpoint?.cursor ?? null;
       inclusive = true;
-      const open = machine.open;
+      const open = state.machine.open;
       await repository.forgetFrom(
         deviceId,
         open && { fixTime: open.start.time, id: open.start.positionId },
@@ -226,41 +286,67 @@ export class Segmentation {
         checkpoint?.cursor ?? null,
       );
     } else {
-      machine = cursorState.machine;
+      state = cursorState;
       from = stored.cursor;
-      await repository.deleteOngoing(deviceId);
+      replacesOngoingFrom = ongoingStart(state.machine);
     }
 
     const rows = await repository.positionsFrom(deviceId, from, inclusive, PAGE_SIZE);
-    const closed: Segment[] = [];
-    const hours: HourSums[] = [];
-    const checkpoints: StoredState[] = [];
-    let seenId = cursorState?.seenId ?? 0;
-    for (const row of rows) {
-      const position = storedFromRow(row) as SegmentedPosition;
-      const result = step(machine, position, settings);
-      if (result.hourBegun) {
-        checkpoints.push({ cursor: { fixTime: position.fixTime, id: position.id }, state: JSON.stringify(machine) });
-        if (machine.hour !== null) hours.push(machine.hour);
-      }
-      closed.push(...result.closed);
-      machine = result.state;
-      seenId = Math.max(seenId, position.id);
-    }
-    if (machine.hour !== null && rows.length > 0) hours.push(machine.hour);
-    const ongoing = ongoingSegment(machine);
-    const segments = ongoing ? [...closed, ongoing] : closed;
-    await repository.insertTrips(segments.filter((segment) => segment.kind === 'trip').map((segment) => tripRow(deviceId, segment)));
-    await repository.insertStops(segments.filter((segment) => segment.kind === 'stop').map((segment) => stopRow(deviceId, segment)));
-    await repository.upsertHours(hours.map((hour) => hourRow(deviceId, hour)));
-    await repository.insertCheckpoints(deviceId, checkpoints);
-    const last = machine.last;
-    if (last !== null) {
-      const state: DeviceCursorState = { seenId, machine };
-      await repository.saveState(deviceId, { fixTime: last.time, id: last.positionId }, JSON.stringify(state), this.#options.clock.now());
+    if (rows.length > 0) {
+      const outcome = advance(deviceId, state, replacesOngoingFrom, rows.map((row) => storedFromRow(row) as SegmentedPosition), settings);
+      await repository.write([outcome], this.#options.clock.now());
+      this.#written.set(deviceId, outcome.cursor);
+    } else if (stored) {
+      this.#written.set(deviceId, stored.cursor);
     }
     return rows.length;
   }
+}
+
+/** Whether the positions are in strictly ascending (fixTime, id) order. */
+function isOrdered(positions: readonly SegmentedPosition[]): boolean {
+  for (let index = 1; index < positions.length; index++) {
+    if (compareKeys(positions[index - 1] as SegmentedPosition, positions[index] as SegmentedPosition) >= 0) return false;
+  }
+  return true;
+}
+
+/** The start time of the trip or stop in progress as written (none when it has no length yet). */
+function ongoingStart(machine: SegmentationState): number | null {
+  return ongoingSegment(machine)?.start.time ?? null;
+}
+
+/** Runs a device's positions (in order, after its state) through the machine: the rows, hours, checkpoints and cursor to write. */
+function advance(deviceId: number, state: DeviceCursorState, replacesOngoingFrom: number | null, positions: readonly SegmentedPosition[], settings: EngineSettings): DeviceOutcome {
+  let machine = state.machine;
+  let seenId = state.seenId;
+  const closed: Segment[] = [];
+  const hours: HourSums[] = [];
+  const checkpoints: StoredState[] = [];
+  for (const position of positions) {
+    const result = step(machine, position, settings);
+    if (result.hourBegun) {
+      checkpoints.push({ cursor: { fixTime: position.fixTime, id: position.id }, state: JSON.stringify(machine) });
+      if (machine.hour !== null) hours.push(machine.hour);
+    }
+    closed.push(...result.closed);
+    machine = result.state;
+    seenId = Math.max(seenId, position.id);
+  }
+  if (machine.hour !== null) hours.push(machine.hour);
+  const ongoing = ongoingSegment(machine);
+  const segments = ongoing ? [...closed, ongoing] : closed;
+  const last = machine.last as NonNullable<SegmentationState['last']>;
+  return {
+    deviceId,
+    replacesOngoingFrom,
+    trips: segments.filter((segment) => segment.kind === 'trip').map((segment) => tripRow(deviceId, segment)),
+    stops: segments.filter((segment) => segment.kind === 'stop').map((segment) => stopRow(deviceId, segment)),
+    hours: hours.map((hour) => hourRow(deviceId, hour)),
+    checkpoints,
+    cursor: { fixTime: last.time, id: last.positionId },
+    state: JSON.stringify({ seenId, machine } satisfies DeviceCursorState),
+  };
 }
 
 export function tripRow(deviceId: number, { start, end, maxSpeed, ongoing }: Segment): NewTripRow {
