@@ -75,6 +75,16 @@ describeEachEngine('Segmentation at ingestion', (engine) => {
   /** The rows without their ids (a rewrite gives new ones). */
   const withoutIds = ({ trips, stops, hours }: Rows) => ({ trips: trips.map(({ id: _id, ...row }) => row), stops: stops.map(({ id: _id, ...row }) => row), hours });
   const rowsOf = async (deviceId: number) => withoutIds(await rowsWithIds(deviceId));
+  /** Segmentation as another instance (or this one restarted) runs it on the same database. */
+  const newInstance = () =>
+    new Segmentation({
+      repository: new SegmentationRepository(db),
+      deviceAttributes: localDeviceAttributes(server.database!),
+      settings: engineSettings(server.config.eventDefaults),
+      delayMs: 0,
+      clock: systemClock,
+      log: server.app.log,
+    });
   const clock = (time: number) => new Date(Number(time)).toISOString().slice(11, 16);
 
   it('writes trips, stops and hourly sums after the acknowledgement, as Traccar counts them', async () => {
@@ -118,14 +128,7 @@ describeEachEngine('Segmentation at ingestion', (engine) => {
     await server.tracking!.segmentation.stop();
     await send('seg-restart', fixes.slice(12));
     await server.tracking!.ingestion.pipeline.settled();
-    const restarted = new Segmentation({
-      repository: new SegmentationRepository(db),
-      deviceAttributes: localDeviceAttributes(server.database!),
-      settings: engineSettings(server.config.eventDefaults),
-      delayMs: 0,
-      clock: systemClock,
-      log: server.app.log,
-    });
+    const restarted = newInstance();
     await restarted.start();
     await restarted.settled();
     const live = await rowsOf(deviceId);
@@ -133,6 +136,22 @@ describeEachEngine('Segmentation at ingestion', (engine) => {
     await restarted.rebuild([deviceId], undefined);
     assert.deepEqual(await rowsOf(deviceId), live);
     await restarted.stop();
+    await server.tracking!.segmentation.start();
+  });
+
+  it('two instances catching up one device at once write it once (a lock per device)', async () => {
+    const deviceId = await registerDevice(server, owner, 'seg-two', TRACCAR_TEST);
+    await server.tracking!.segmentation.stop();
+    await send('seg-two', twoTrips(T0));
+    await server.tracking!.ingestion.pipeline.settled();
+    const instances = [newInstance(), newInstance()];
+    await Promise.all(instances.map((instance) => instance.start()));
+    await Promise.all(instances.map((instance) => instance.settled()));
+    const live = await rowsOf(deviceId);
+    assert.equal(live.trips.length, 2);
+    await instances[0]!.rebuild([deviceId], undefined);
+    assert.deepEqual(await rowsOf(deviceId), live);
+    await Promise.all(instances.map((instance) => instance.stop()));
     await server.tracking!.segmentation.start();
   });
 
