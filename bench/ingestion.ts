@@ -169,7 +169,7 @@ async function startEchoServer(): Promise<{ pid: number; port: number; stop(): P
  * (user + system, every thread of it) per acknowledged position over the run from
  * STEADY_WINDOW_FROM_MS on, and the rate achieved in that window.
  */
-async function steadyCpu(pid: number, port: number, uniqueIds: string[]): Promise<{ perSecond: number; cpuMicrosPerPosition: number }> {
+export async function steadyCpu(pid: number, port: number, uniqueIds: string[]): Promise<{ perSecond: number; cpuMicrosPerPosition: number }> {
   const started = performance.now();
   const samples: { at: number; acknowledged: number; cpuMs: number }[] = [];
   await simulateLoad('teltonika', port, uniqueIds, STEADY_RATE / uniqueIds.length, SECONDS, (stats) => {
@@ -236,7 +236,7 @@ export function percentile(values: number[], share: number): number {
 }
 
 /** A CPU figure of a paced run, flagged when the process fell behind the rate (its batches grow, and the figure falls with them). */
-function steadyFigure(run: { perSecond: number; cpuMicrosPerPosition: number }): string {
+export function steadyFigure(run: { perSecond: number; cpuMicrosPerPosition: number }): string {
   const behind = run.perSecond < 0.95 * STEADY_RATE ? ', behind the rate: not a steady-state figure' : '';
   return `${run.cpuMicrosPerPosition.toFixed(0)} µs (${run.perSecond.toFixed(0)}/s${behind})`;
 }

@@ -145,8 +145,9 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
     load: (ownerId) => store.geofences.listOfOwners([ownerId]),
   });
   const eventSettings = engineSettings(config.eventDefaults);
+  const segmentationRepository = new SegmentationRepository(database.db as Kysely<TrackingTables>);
   const segmentation = new Segmentation({
-    repository: new SegmentationRepository(database.db as Kysely<TrackingTables>),
+    repository: segmentationRepository,
     deviceAttributes: async (ids) => new Map((await devices.getDevices(ids)).map((device) => [device.id, device.attributes])),
     settings: eventSettings,
     delayMs: config.segmentation.delayMs,
@@ -183,6 +184,7 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
     clock,
     metrics: ctx.metrics,
     log,
+    reports: segmentationRepository,
   });
   const listeners = new DeviceListeners({
     sink: ctx.metrics ? meteredSink(pipeline, ctx.metrics) : pipeline,

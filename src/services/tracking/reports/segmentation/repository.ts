@@ -248,7 +248,7 @@ export class SegmentationRepository extends TableAccess<TrackingTables> {
     for (const chunk of chunksOf(deviceIds, INSERT_CHUNK)) {
       await this.db.deleteFrom('trips').where('device_id', 'in', chunk).where('end_time', '<', cutoff).where('ongoing', '=', 0).execute();
       await this.db.deleteFrom('stops').where('device_id', 'in', chunk).where('end_time', '<', cutoff).where('ongoing', '=', 0).execute();
-      await this.db.deleteFrom('summary_hours').where('device_id', 'in', chunk).where('hour_start', '<', cutoff - 3_600_000).execute();
+      await this.db.deleteFrom('summary_hours').where('device_id', 'in', chunk).where('hour_start', '<=', cutoff - 3_600_000).execute();
       await this.db.deleteFrom('motion_checkpoints').where('device_id', 'in', chunk).where('fix_time', '<', cutoff).execute();
     }
   }
