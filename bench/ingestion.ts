@@ -334,12 +334,17 @@ async function benchEngine(engine: 'sqlite' | 'postgres', adminUrl: string | und
   }
 }
 
-export async function benchIngestion(): Promise<Figure[]> {
-  const figures = await benchEngine('sqlite', undefined);
+/** A section's figures on SQLite, then on PostgreSQL when BENCH_DATABASE_URL (or TEST_DATABASE_URL) names a server. */
+export async function onBenchEngines(benchOne: (engine: 'sqlite' | 'postgres', adminUrl: string | undefined) => Promise<Figure[]>): Promise<Figure[]> {
+  const figures = await benchOne('sqlite', undefined);
   const postgresUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
-  if (postgresUrl) figures.push(...(await benchEngine('postgres', postgresUrl)));
+  if (postgresUrl) figures.push(...(await benchOne('postgres', postgresUrl)));
   else figures.push({ name: 'PostgreSQL', value: 'skipped: set BENCH_DATABASE_URL (or TEST_DATABASE_URL) to a server where a database may be created' });
   return figures;
+}
+
+export function benchIngestion(): Promise<Figure[]> {
+  return onBenchEngines(benchEngine);
 }
 
 if (import.meta.main) {

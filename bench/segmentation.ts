@@ -5,7 +5,7 @@ import { registerDevices, simulatedIds } from '../src/cli/simulate.ts';
 import { startProcess } from '../test/support/processes.ts';
 import type { RunningProcess } from '../test/support/processes.ts';
 import { freePort } from '../test/support/ports.ts';
-import { freshDatabase, simulateLoad, steadyCpu, steadyFigure } from './ingestion.ts';
+import { freshDatabase, onBenchEngines, simulateLoad, steadyCpu, steadyFigure } from './ingestion.ts';
 import type { BenchDatabase } from './ingestion.ts';
 import type { Figure } from './measure.ts';
 import { BENCH_ADMIN, benchServerEnv } from './server.ts';
@@ -69,12 +69,8 @@ async function benchEngine(engine: 'sqlite' | 'postgres', adminUrl: string | und
   ];
 }
 
-export async function benchSegmentation(): Promise<Figure[]> {
-  const figures = await benchEngine('sqlite', undefined);
-  const postgresUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
-  if (postgresUrl) figures.push(...(await benchEngine('postgres', postgresUrl)));
-  else figures.push({ name: 'PostgreSQL', value: 'skipped: set BENCH_DATABASE_URL (or TEST_DATABASE_URL) to a server where a database may be created' });
-  return figures;
+export function benchSegmentation(): Promise<Figure[]> {
+  return onBenchEngines(benchEngine);
 }
 
 if (import.meta.main) {
