@@ -182,7 +182,7 @@ describe('config', () => {
   });
 
   it('reads the segmentation switch and delay, refusing anything else', () => {
-    assert.deepEqual(loadConfig({}).segmentation, { enabled: true, delayMs: 1000 });
+    assert.deepEqual(loadConfig({}).segmentation, { enabled: true, delayMs: 5000 });
     assert.deepEqual(loadConfig({ REPORTS_SEGMENTATION: 'OFF', REPORTS_SEGMENTATION_DELAY: '0' }).segmentation, { enabled: false, delayMs: 0 });
     assert.equal(failure({ REPORTS_SEGMENTATION: 'false' }).variable, 'REPORTS_SEGMENTATION');
     assert.equal(failure({ REPORTS_SEGMENTATION_DELAY: '60001' }).variable, 'REPORTS_SEGMENTATION_DELAY');

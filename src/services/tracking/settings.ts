@@ -51,7 +51,7 @@ export function readTrackingSettings(read: EnvReader): TrackingSettings {
     eventDefaults: read.settings('EVENT_DEFAULTS'),
     segmentation: {
       enabled: read.oneOf('REPORTS_SEGMENTATION', 'on', ['on', 'off']) === 'on',
-      delayMs: read.int('REPORTS_SEGMENTATION_DELAY', 1000, 0, 60_000),
+      delayMs: read.int('REPORTS_SEGMENTATION_DELAY', 5000, 0, 60_000),
     },
   };
 }

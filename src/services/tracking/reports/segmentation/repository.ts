@@ -73,8 +73,9 @@ export class SegmentationRepository extends TableAccess<TrackingTables> {
     for (const table of ['trips', 'stops'] as const) {
       const ongoing = outcomes.filter((outcome) => outcome.replacesOngoingFrom !== null);
       for (const chunk of chunksOf(ongoing, INSERT_CHUNK)) {
-        const pairs = sql.join(chunk.map((outcome) => sql`(${outcome.deviceId}, ${outcome.replacesOngoingFrom})`));
-        await sql`delete from ${sql.table(table)} where ongoing = 1 and (device_id, start_time) in (${pairs})`.execute(this.db);
+        // One index probe per device on both engines (SQLite scans the table for a row-value IN list).
+        const pairs = sql.join(chunk.map((outcome) => sql`(device_id = ${outcome.deviceId} and start_time = ${outcome.replacesOngoingFrom})`), sql` or `);
+        await sql`delete from ${sql.table(table)} where ongoing = 1 and (${pairs})`.execute(this.db);
       }
     }
     await this.insertTrips(outcomes.flatMap((outcome) => outcome.trips));
