@@ -170,7 +170,7 @@ async function startEchoServer(): Promise<{ pid: number; port: number; stop(): P
  * (user + system, every thread of it) per acknowledged position over the run from
  * STEADY_WINDOW_FROM_MS on, and the rate achieved in that window.
  */
-async function steadyCpu(pid: number, port: number, uniqueIds: string[]): Promise<{ perSecond: number; cpuMicrosPerPosition: number }> {
+export async function steadyCpu(pid: number, port: number, uniqueIds: string[]): Promise<{ perSecond: number; cpuMicrosPerPosition: number }> {
   const started = performance.now();
   const samples: { at: number; acknowledged: number; cpuMs: number }[] = [];
   await simulateLoad('teltonika', port, uniqueIds, STEADY_RATE / uniqueIds.length, SECONDS, (stats) => {
@@ -237,7 +237,7 @@ export function percentile(values: number[], share: number): number {
 }
 
 /** A CPU figure of a paced run, flagged when the process fell behind the rate (its batches grow, and the figure falls with them). */
-function steadyFigure(run: { perSecond: number; cpuMicrosPerPosition: number }): string {
+export function steadyFigure(run: { perSecond: number; cpuMicrosPerPosition: number }): string {
   const behind = run.perSecond < 0.95 * STEADY_RATE ? ', behind the rate: not a steady-state figure' : '';
   return `${run.cpuMicrosPerPosition.toFixed(0)} µs (${run.perSecond.toFixed(0)}/s${behind})`;
 }
@@ -335,12 +335,17 @@ async function benchEngine(engine: 'sqlite' | 'postgres', adminUrl: string | und
   }
 }
 
-export async function benchIngestion(): Promise<Figure[]> {
-  const figures = await benchEngine('sqlite', undefined);
+/** A section's figures on SQLite, then on PostgreSQL when BENCH_DATABASE_URL (or TEST_DATABASE_URL) names a server. */
+export async function onBenchEngines(benchOne: (engine: 'sqlite' | 'postgres', adminUrl: string | undefined) => Promise<Figure[]>): Promise<Figure[]> {
+  const figures = await benchOne('sqlite', undefined);
   const postgresUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL;
-  if (postgresUrl) figures.push(...(await benchEngine('postgres', postgresUrl)));
+  if (postgresUrl) figures.push(...(await benchOne('postgres', postgresUrl)));
   else figures.push({ name: 'PostgreSQL', value: 'skipped: set BENCH_DATABASE_URL (or TEST_DATABASE_URL) to a server where a database may be created' });
   return figures;
+}
+
+export function benchIngestion(): Promise<Figure[]> {
+  return onBenchEngines(benchEngine);
 }
 
 if (import.meta.main) {

@@ -16,6 +16,7 @@ import { benchNotificationFanout } from './notification-fanout.ts';
 import { benchOutbox } from './outbox.ts';
 import { comparePair, measureThroughput } from './measure.ts';
 import { benchScale } from './scale.ts';
+import { benchSegmentation } from './segmentation.ts';
 import type { Figure, Throughput } from './measure.ts';
 import { benchServerEnv, loginBenchAdmin } from './server.ts';
 import { benchTracking } from './tracking.ts';
@@ -70,6 +71,7 @@ try {
     ['Auth', () => benchAuthSection()],
     ['Tracking', () => benchTracking({ baseUrl: app.url, token, dataDir, databaseUrl: `sqlite:${path.join(dataDir, 'trackstack.db')}` })],
     ['Ingestion', () => benchIngestion()],
+    ['Segmentation', () => benchSegmentation()],
     ['Regression', () => benchRegression()],
     ['Plans', () => benchPlans(dataDir)],
     ['Decode', async () => benchDecode()],

@@ -181,6 +181,13 @@ describe('config', () => {
     assert.equal(failure({ RETENTION_CHUNK: 'many' }).variable, 'RETENTION_CHUNK');
   });
 
+  it('reads the segmentation switch and delay, refusing anything else', () => {
+    assert.deepEqual(loadConfig({}).segmentation, { enabled: true, delayMs: 5000 });
+    assert.deepEqual(loadConfig({ REPORTS_SEGMENTATION: 'OFF', REPORTS_SEGMENTATION_DELAY: '0' }).segmentation, { enabled: false, delayMs: 0 });
+    assert.equal(failure({ REPORTS_SEGMENTATION: 'false' }).variable, 'REPORTS_SEGMENTATION');
+    assert.equal(failure({ REPORTS_SEGMENTATION_DELAY: '60001' }).variable, 'REPORTS_SEGMENTATION_DELAY');
+  });
+
   it('reads the command limits, refusing values out of range', () => {
     assert.deepEqual(loadConfig({}).commands, { queuedPerDevice: 100, sendsPerMinute: 120, historyDays: 90 });
     assert.deepEqual(loadConfig({ MAX_QUEUED_COMMANDS_PER_DEVICE: '5', COMMAND_SEND_RATE: '10', COMMAND_HISTORY_DAYS: '0' }).commands, { queuedPerDevice: 5, sendsPerMinute: 10, historyDays: 0 });

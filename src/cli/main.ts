@@ -5,13 +5,16 @@ import { migrateModules } from '../platform/db/migrations.ts';
 import { MODULE_MIGRATIONS } from '../modules.ts';
 import { runUserCommand, USER_USAGE } from '../services/auth/cli.ts';
 import { CLAIM_TOKENS_USAGE, runClaimTokensCommand } from '../services/devices/claim-tokens/cli.ts';
+import { localDeviceAttributes } from '../services/devices/module.ts';
+import { REPORTS_USAGE, runReportsCommand } from '../services/tracking/reports/segmentation/cli.ts';
 
 const USAGE = `Usage: npm run cli -- <command>
 
 Commands:
   migrate    apply every module's pending migrations to DATABASE_URL
 ${USER_USAGE}
-${CLAIM_TOKENS_USAGE}`;
+${CLAIM_TOKENS_USAGE}
+${REPORTS_USAGE}`;
 
 if (existsSync('.env')) process.loadEnvFile('.env');
 
@@ -37,6 +40,9 @@ try {
     }
     case 'claim-tokens':
       process.exitCode = await runClaimTokensCommand(args, config);
+      break;
+    case 'reports':
+      process.exitCode = await runReportsCommand(args, config, localDeviceAttributes);
       break;
     default:
       console.error(USAGE);

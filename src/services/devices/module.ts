@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { Database } from '../../platform/db/database.ts';
 import { defineModule } from '../../platform/module.ts';
 import type { ModuleContext, ServiceModule } from '../../platform/module.ts';
 import { registerHealthRoute } from '../../platform/http/health.ts';
@@ -21,9 +22,16 @@ import { registerDeviceRoutes } from './routes.ts';
 import { DeviceService } from './service.ts';
 import { SharingService } from './sharing.ts';
 import { DevicesStore } from './store.ts';
+import { toRecord } from './views.ts';
 import type { DevicesTables } from './tables.ts';
 
 export { devicesMigrations };
+
+/** The devices' attributes read from a database holding the devices module's tables: for an administrator's command line tool. */
+export function localDeviceAttributes(database: Database): (ids: readonly number[]) => Promise<Map<number, Readonly<Record<string, unknown>>>> {
+  const store = new DevicesStore(database.db as Kysely<DevicesTables>);
+  return async (ids) => new Map((await store.devices.findByIds(ids)).map((row) => [row.id, toRecord(row).attributes]));
+}
 
 declare module '../../platform/module.ts' {
   interface Provisions {

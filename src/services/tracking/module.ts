@@ -39,6 +39,10 @@ import { RetentionJob } from './retention/job.ts';
 import { keepEverything, planRetention } from './retention/policy.ts';
 import type { RetentionPolicy } from './retention/policy.ts';
 import { PositionService } from './positions/service.ts';
+import { SegmentationRepository } from './reports/segmentation/repository.ts';
+import { Segmentation } from './reports/segmentation/service.ts';
+import type { SegmentedPosition } from './reports/segmentation/machine.ts';
+import type { StoredPosition } from './engine/index.ts';
 import { trackingRouteAccess } from './route-access.ts';
 import { TrackingStore } from './store.ts';
 import type { TrackingTables } from './tables.ts';
@@ -88,6 +92,8 @@ export interface TrackingModule extends ServiceModule {
   /** Device ingestion: the pipeline behind the listeners, and extra listeners (tests and benchmarks take free ports). */
   /** The history retention job (docs/tracking.md, "Retention"), scheduled by start() every RETENTION_INTERVAL. */
   retention: RetentionJob;
+  /** Trips, stops and hourly sums from the stored positions (docs/reports.md, "Segmentation"). */
+  segmentation: Segmentation;
   ingestion: {
     pipeline: IngestPipeline;
     /** Opens a listener beside the configured ones (port 0: a free port), closed by stop(); answers the port bound. */
@@ -150,6 +156,19 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
     containing: (ownerId, point) => geofences.containing(ownerId, point),
     load: (ownerId) => store.geofences.listOfOwners([ownerId]),
   });
+  const eventSettings = engineSettings(config.eventDefaults);
+  const segmentationRepository = new SegmentationRepository(database.db as Kysely<TrackingTables>);
+  const segmentation = new Segmentation({
+    repository: segmentationRepository,
+    deviceAttributes: async (ids) => new Map((await devices.getDevices(ids)).map((device) => [device.id, device.attributes])),
+    settings: eventSettings,
+    delayMs: config.segmentation.delayMs,
+    clock,
+    log,
+  });
+  const segmentStored = (stored: readonly StoredPosition[]) => {
+    if (config.segmentation.enabled) segmentation.positionsStored(stored.filter((position): position is SegmentedPosition => position.id !== null));
+  };
   const pipeline = new IngestPipeline({
     storage: {
       storePositions: (batch) => positions.storeRows(batch),
@@ -161,11 +180,12 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
     geofences: geofenceLimits,
     bus,
     log,
-    settings: engineSettings(config.eventDefaults),
+    settings: eventSettings,
     statusTimeout: config.statusTimeout,
     batchSize: config.ingest.batchSize,
     batchDelayMs: config.ingest.batchDelay,
     clock,
+    positionsStored: segmentStored,
   });
   const retention = new RetentionJob({
     db: database.db as Kysely<TrackingTables>,
@@ -176,6 +196,7 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
     clock,
     metrics: ctx.metrics,
     log,
+    reports: segmentationRepository,
   });
   const listeners = new DeviceListeners({
     sink: ctx.metrics ? meteredSink(pipeline, ctx.metrics) : pipeline,
@@ -207,12 +228,18 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
   return {
     name: 'tracking',
     api: {
-      storePositions: (batch) => positions.storeBatch(batch),
+      storePositions: async (batch) => {
+        const ids = await positions.storeBatch(batch);
+        segmentStored(batch.map((position, index) => ({ ...position, id: ids[index] as number })));
+        return ids;
+      },
       storeEvents: (batch) => events.storeBatch(batch),
       geofencesContaining: (ownerId, point) => geofences.containing(ownerId, point),
     },
     async removeDeviceData(deviceId) {
       await pipeline.forgetDevice(deviceId);
+      await segmentation.forgetDevice(deviceId);
+      await segmentation.removeDevice(deviceId);
       await positions.removeDevice(deviceId);
       await commandRepository.removeDevice(deviceId);
     },
@@ -231,6 +258,7 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
       await registerLiveRoutes(app, live);
     },
     retention,
+    segmentation,
     ingestion: {
       pipeline,
       listen: (protocol, port) => listeners.listen(protocol, port),
@@ -245,6 +273,7 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
       }
       if (config.retention.interval > 0) retention.start(config.retention.interval * 1000);
       await pipeline.start();
+      if (config.segmentation.enabled) void segmentation.start();
       delivery.start();
       for (const [protocol, port] of Object.entries(config.devicePorts) as [DeviceProtocol, number][]) {
         if (port > 0) await listeners.listen(protocol, port);
@@ -254,6 +283,7 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
       delivery.stop();
       await retention.stop();
       await pipeline.stop(() => listeners.close());
+      await segmentation.stop();
     },
   };
 }

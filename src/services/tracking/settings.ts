@@ -24,6 +24,12 @@ export interface TrackingSettings {
   reports: { maxDevices: number; maxDays: number };
   /** EVENT_DEFAULTS: server-wide defaults of the event rules by setting name (names checked by the tracking module). */
   eventDefaults: Record<string, number | boolean>;
+  /**
+   * Trips, stops and hourly sums (docs/reports.md, "Segmentation"): REPORTS_SEGMENTATION off writes none of them as
+   * positions arrive (`reports rebuild` writes them later); REPORTS_SEGMENTATION_DELAY ms a device's stored positions
+   * wait to be segmented together.
+   */
+  segmentation: { enabled: boolean; delayMs: number };
 }
 
 export function readTrackingSettings(read: EnvReader): TrackingSettings {
@@ -49,5 +55,9 @@ export function readTrackingSettings(read: EnvReader): TrackingSettings {
       maxDays: read.int('REPORT_MAX_DAYS', 366, 1, 36_600),
     },
     eventDefaults: read.settings('EVENT_DEFAULTS'),
+    segmentation: {
+      enabled: read.oneOf('REPORTS_SEGMENTATION', 'on', ['on', 'off']) === 'on',
+      delayMs: read.int('REPORTS_SEGMENTATION_DELAY', 5000, 0, 60_000),
+    },
   };
 }

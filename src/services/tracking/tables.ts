@@ -10,6 +10,7 @@ export interface TrackingTables {
   saved_commands: SavedCommandsTable;
   device_protocols: DeviceProtocolsTable;
   motion_states: MotionStatesTable;
+  motion_checkpoints: MotionCheckpointsTable;
   trips: TripsTable;
   stops: StopsTable;
   summary_hours: SummaryHoursTable;
@@ -114,6 +115,15 @@ export interface MotionStatesTable {
   /** JSON: the motion machine's state after that position. */
   state: string;
   updated_at: number;
+}
+
+/** The motion machine's state before the first position (fix time, id) of each UTC hour of a device. */
+export interface MotionCheckpointsTable {
+  device_id: number;
+  fix_time: number;
+  position_id: number;
+  /** JSON, as motion_states.state. */
+  state: string;
 }
 
 /** Distances in metres, speeds in knots, durations in milliseconds. */

@@ -16,6 +16,7 @@ import { monthStart, nextMonth, partitionName, PartitionRepository } from '../..
 import { RetentionRepository } from '../../../src/services/tracking/retention/repository.ts';
 import { keepEverything } from '../../../src/services/tracking/retention/policy.ts';
 import type { RetentionPolicy } from '../../../src/services/tracking/retention/policy.ts';
+import { SegmentationRepository } from '../../../src/services/tracking/reports/segmentation/repository.ts';
 import { TrackingStore } from '../../../src/services/tracking/store.ts';
 import type { TrackingTables } from '../../../src/services/tracking/tables.ts';
 import { describeEachEngine } from '../../support/engines.ts';
@@ -161,6 +162,35 @@ describeEachEngine('history retention', (engine) => {
     // A second run finds nothing more.
     const again = await job({ policy: policyOf({ 10: 10, 20: 40, 30: null, 40: 10 }) }).run();
     assert.deepEqual([again?.positionsDeleted, again?.eventsDeleted], [0, 0]);
+  });
+
+  it('deletes the trips, stops and hours that end before the cutoff, keeping those after it and those in progress', async () => {
+    // Device 31 (owner 310, 10 days): a trip and a stop a day for 20 days, the last stop still going on, and its hours.
+    const deviceId = 31;
+    await store(db, [position(deviceId, NOW - 20 * DAY), position(deviceId, NOW - DAY)]);
+    const day = (ago: number) => NOW - ago * DAY;
+    const segment = (ago: number, ongoing = 0) => ({ device_id: deviceId, start_time: day(ago), end_time: ongoing ? NOW : day(ago) + 3_600_000, ongoing });
+    const trip = (ago: number) => ({
+      ...segment(ago), start_position_id: 1, end_position_id: 2, start_lat: 0, start_lon: 0, end_lat: 0, end_lon: 0, distance: 1, average_speed: 1, max_speed: 1, start_odometer: 0, end_odometer: 1,
+    });
+    const stop = (ago: number, ongoing = 0) => ({ ...segment(ago, ongoing), position_id: 1, lat: 0, lon: 0 });
+    const hour = (ago: number) => ({
+      device_id: deviceId, hour_start: day(ago), first_time: day(ago), last_time: day(ago), positions: 1, distance: 0, max_speed: 0, speed_sum: 0, start_odometer: 0, end_odometer: 0, engine_hours: 0, spent_fuel: 0,
+    });
+    const agos = Array.from({ length: 20 }, (_, index) => index + 1);
+    await db.insertInto('trips').values(agos.map(trip)).execute();
+    await db.insertInto('stops').values([...agos.slice(1).map((ago) => stop(ago)), stop(1, 1), stop(25, 1)]).execute();
+    await db.insertInto('summary_hours').values(agos.map(hour)).execute();
+
+    await job({ policy: policyOf({ 310: 10 }), reports: new SegmentationRepository(db) }).run();
+
+    const startsOf = async (table: 'trips' | 'stops' | 'summary_hours') =>
+      (await db.selectFrom(table).select(table === 'summary_hours' ? 'hour_start as start' : 'start_time as start').where('device_id', '=', deviceId).orderBy('start').execute()).map((row) => Number(row.start));
+    const kept = agos.filter((ago) => ago <= 10).map(day).reverse();
+    assert.deepEqual(await startsOf('trips'), kept);
+    // The stops in progress stay, however long ago they began.
+    assert.deepEqual(await startsOf('stops'), [day(25), ...agos.filter((ago) => ago <= 10 && ago > 1).map(day).reverse(), day(1)]);
+    assert.deepEqual(await startsOf('summary_hours'), kept);
   });
 
   it('keeps everything under the unlimited default plan', async () => {

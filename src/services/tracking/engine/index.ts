@@ -1,7 +1,9 @@
 // The event engine: pure rules that turn positions, status changes and silence into events.
-export { processPosition } from './process-position.ts';
+export { measureLeg, processPosition } from './process-position.ts';
+export { isInMotion, updateMotion } from './motion.ts';
 export { checkInactivity, checkStatusTimeout, processStatus } from './status.ts';
-export { DEFAULT_ENGINE_SETTINGS, DEVICE_SETTING_KEYS, initialDeviceState } from './types.ts';
+export { DEFAULT_ENGINE_SETTINGS, DEVICE_BOOLEAN_SETTING_KEYS, DEVICE_SETTING_KEYS, initialDeviceState } from './types.ts';
+export { effectiveSettings, jsonSafe, readBoolean, readNumber, readText } from './values.ts';
 export type {
   DeviceContext,
   DeviceEngineState,
@@ -9,6 +11,7 @@ export type {
   EngineResult,
   EngineSettings,
   GeofenceHit,
+  MotionState,
   PositionContext,
   StoredPosition,
 } from './types.ts';

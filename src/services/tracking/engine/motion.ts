@@ -1,6 +1,6 @@
 // deviceMoving / deviceStopped, after Traccar's classic trip logic: a change of motion is only
 // reported once it has held long or far enough, so a short crawl in a car park or a stop at a red
-// light does not split trips.
+// light does not split trips. The trips and stops of reports (reports/segmentation) follow the same rules.
 import type { NewEvent } from '../api.ts';
 import type { EngineSettings, LastPosition, MotionState, StoredPosition } from './types.ts';
 import { positionEvent, readBoolean } from './values.ts';
@@ -51,7 +51,8 @@ export function updateMotion(state: MotionState, input: MotionInput): { motion: 
   const confirmed = motion
     ? heldMs >= settings.minimalTripDuration * MS_PER_SECOND ||
       totalDistance - pending.distance >= settings.minimalTripDistance
-    : heldMs >= settings.minimalParkingDuration * MS_PER_SECOND;
+    : heldMs >= settings.minimalParkingDuration * MS_PER_SECOND ||
+      (settings.useIgnition && readBoolean(position.attributes?.['ignition']) === false);
   if (!confirmed) return { motion: state, events: [] };
 
   return {

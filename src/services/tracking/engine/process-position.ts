@@ -1,5 +1,6 @@
 // Runs every position rule over one position, in Traccar's handler order.
 import { distanceMeters } from '../geo/index.ts';
+import type { LatLon } from '../geo/index.ts';
 import {
   alarmEvents,
   commandResultEvents,
@@ -36,9 +37,7 @@ export function processPosition(state: DeviceEngineState, position: StoredPositi
   const settings = effectiveSettings(context);
   const attributes = position.attributes ?? {};
 
-  const hasFix = position.valid && Number.isFinite(position.latitude) && Number.isFinite(position.longitude);
-  const fix = hasFix ? { lat: jsonSafe(position.latitude), lon: jsonSafe(position.longitude) } : null;
-  const leg = fix !== null && state.lastFix !== null ? distanceMeters(state.lastFix, fix) : 0;
+  const { fix, leg } = measureLeg(state.lastFix, position);
   const totalDistance = state.totalDistance + leg;
 
   const reportedOdometer = positiveOrNull(readNumber(attributes['odometer']));
@@ -81,6 +80,16 @@ export function processPosition(state: DeviceEngineState, position: StoredPositi
     },
     events,
   };
+}
+
+/**
+ * The position's fix, and the great-circle step to it from the last valid fix: distance is measured between valid fixes
+ * only (the reports' segmentation measures it the same way).
+ */
+export function measureLeg(lastFix: LatLon | null, position: StoredPosition): { fix: LatLon | null; leg: number } {
+  const hasFix = position.valid && Number.isFinite(position.latitude) && Number.isFinite(position.longitude);
+  const fix = hasFix ? { lat: jsonSafe(position.latitude), lon: jsonSafe(position.longitude) } : null;
+  return { fix, leg: fix !== null && lastFix !== null ? distanceMeters(lastFix, fix) : 0 };
 }
 
 /**

@@ -30,6 +30,8 @@ export interface EngineSettings {
   minimalParkingDuration: number;
   /** A gap between fixes at least this long ends a trip (deviceStopped). */
   minimalNoDataDuration: number;
+  /** A position reporting the ignition off ends a trip at once, without waiting minimalParkingDuration (Traccar's useIgnition). */
+  useIgnition: boolean;
   fuelDropThreshold?: number;
   fuelIncreaseThreshold?: number;
   /** Only report an alarm that the previous position did not already carry. */
@@ -49,12 +51,14 @@ export const DEFAULT_ENGINE_SETTINGS: EngineSettings = {
   minimalTripDuration: 300,
   minimalParkingDuration: 300,
   minimalNoDataDuration: 3600,
+  useIgnition: false,
   ignoreDuplicateAlarms: true,
 };
 
 /** Settings a device attribute of the same name overrides (a finite number >= 0; anything else is ignored). */
 export const DEVICE_SETTING_KEYS = [
   'speedLimit',
+  'motionSpeedThreshold',
   'minimalTripDistance',
   'minimalTripDuration',
   'minimalParkingDuration',
@@ -66,6 +70,9 @@ export const DEVICE_SETTING_KEYS = [
   'maintenanceOdometerStart',
   'maintenanceOdometerPeriod',
 ] as const satisfies readonly (keyof EngineSettings)[];
+
+/** Boolean settings a device attribute of the same name overrides (true or false; anything else is ignored). */
+export const DEVICE_BOOLEAN_SETTING_KEYS = ['useIgnition'] as const satisfies readonly (keyof EngineSettings)[];
 
 /** A geofence that contains the position; the caller computes containment. */
 export interface GeofenceHit {

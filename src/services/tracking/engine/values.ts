@@ -1,7 +1,7 @@
 // Lenient readers for attribute values: attributes arrive as JSON from devices and from users.
 import type { NewEvent } from '../api.ts';
 import type { DeviceContext, EngineSettings, StoredPosition } from './types.ts';
-import { DEVICE_SETTING_KEYS } from './types.ts';
+import { DEVICE_BOOLEAN_SETTING_KEYS, DEVICE_SETTING_KEYS } from './types.ts';
 
 /** A finite number, or a string holding one; anything else is null. */
 export function readNumber(value: unknown): number | null {
@@ -36,6 +36,10 @@ export function effectiveSettings(context: DeviceContext): EngineSettings {
   for (const key of DEVICE_SETTING_KEYS) {
     const override = readNumber(context.deviceAttributes[key]);
     if (override !== null && override >= 0) settings[key] = override;
+  }
+  for (const key of DEVICE_BOOLEAN_SETTING_KEYS) {
+    const override = readBoolean(context.deviceAttributes[key]);
+    if (override !== null) settings[key] = override;
   }
   return settings;
 }

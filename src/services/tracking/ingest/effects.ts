@@ -4,7 +4,7 @@ import type { DeviceAccessApi, DeviceStatus, DeviceStatusChange } from '../../de
 import type { NewEvent } from '../api.ts';
 import type { LiveEvent, LivePosition } from '../domain-events.ts';
 import { processPosition, processStatus } from '../engine/index.ts';
-import type { EngineResult, EngineSettings } from '../engine/index.ts';
+import type { EngineResult, EngineSettings, StoredPosition } from '../engine/index.ts';
 import { ThrottledWriter } from '../throttled-writer.ts';
 import type { Clock } from '../throttled-writer.ts';
 import { deviceContext } from './device-slot.ts';
@@ -24,6 +24,8 @@ export interface DeviceEffectsOptions {
   deviceWriteIntervalMs: number;
   /** The device's slot; undefined once the device was deleted. */
   slotOf(deviceId: number): DeviceSlot | undefined;
+  /** Hears of the positions each round stored (in order or not): the reports' segmentation. */
+  positionsStored?(positions: readonly StoredPosition[]): void;
 }
 
 /**
@@ -178,6 +180,7 @@ export class DeviceEffects {
   async #effectsRound(): Promise<void> {
     const deliveries = this.#storedDeliveries;
     this.#storedDeliveries = [];
+    this.#options.positionsStored?.(deliveries.flatMap((delivery) => delivery.positions.filter((position) => position.id !== null)));
     for (const delivery of deliveries) {
       const { slot } = delivery;
       for (const [at, position] of delivery.positions.entries()) {

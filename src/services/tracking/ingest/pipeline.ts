@@ -49,6 +49,8 @@ export interface IngestPipelineOptions {
   deviceWriteIntervalMs?: number;
   /** The system's unless a test passes its own. */
   clock?: Clock;
+  /** Hears, off the acknowledgement path, of every position stored: the reports' segmentation. */
+  positionsStored?(positions: readonly StoredPosition[]): void;
 }
 
 /** One accepted message on its way to storage. */
@@ -138,6 +140,7 @@ export class IngestPipeline implements IngestSink {
       clock,
       deviceWriteIntervalMs: options.deviceWriteIntervalMs ?? DEFAULT_DEVICE_WRITE_INTERVAL_MS,
       slotOf: (deviceId) => this.#slots.get(deviceId),
+      positionsStored: options.positionsStored,
     });
   }
 

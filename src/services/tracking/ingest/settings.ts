@@ -2,7 +2,7 @@ import { ConfigError } from '../../../config.ts';
 import { DEFAULT_ENGINE_SETTINGS, DEVICE_SETTING_KEYS } from '../engine/index.ts';
 import type { EngineSettings } from '../engine/index.ts';
 
-const BOOLEAN_SETTINGS = new Set<keyof EngineSettings>(['overspeedPreferLowest', 'ignoreDuplicateAlarms']);
+const BOOLEAN_SETTINGS = new Set<keyof EngineSettings>(['overspeedPreferLowest', 'ignoreDuplicateAlarms', 'useIgnition']);
 // The settings without a default (set, they turn their rule on) are all among those a device may override.
 const KNOWN_SETTINGS = new Set<string>([...Object.keys(DEFAULT_ENGINE_SETTINGS), ...DEVICE_SETTING_KEYS]);
 

@@ -27,6 +27,8 @@ export interface RetentionJobOptions {
   pause?: (chunkMs: number) => Promise<void>;
   metrics?: Registry | undefined;
   log: FastifyBaseLogger;
+  /** The reports' rows made of what goes (trips, stops and hours that end before the cutoff: docs/reports.md, "Retention"). */
+  reports?: { removeBefore(deviceIds: readonly number[], cutoff: number): Promise<void> };
 }
 
 /** What one run did. */
@@ -187,7 +189,9 @@ export class RetentionJob {
    * other groups, newer rows and latest positions in a window stay). False when stopped on the way.
    */
   async #deleteInChunks(run: RetentionRun, cutoffs: Map<number, number | null>): Promise<boolean> {
-    const groups = await this.#groupsPastCutoff(cutoffs, run.startedAt);
+    const { groups, devicesByCutoff } = await this.#groupsPastCutoff(cutoffs, run.startedAt);
+    // Every device's, whether its old positions go row by row below or went with a dropped partition.
+    for (const [cutoff, deviceIds] of devicesByCutoff) await this.#options.reports?.removeBefore(deviceIds, cutoff);
     for (const { table, cutoff, deviceIds, span } of groups.values()) {
       for (let from = span.low; from <= span.high; from += this.#options.chunkSize) {
         if (this.#stopped) return false;
@@ -209,16 +213,18 @@ export class RetentionJob {
   }
 
   /**
-   * The devices with rows past their cutoff, grouped by table and cutoff, with the span of ids each group holds past it.
+   * The devices with rows past their cutoff, grouped by table and cutoff, with the span of ids each group holds past it;
+   * and every device walked, by its owner's cutoff.
    * An owner first seen here (a device that got its first positions since the first walk, or that has only commands) is
    * asked for its cutoff now.
    */
-  async #groupsPastCutoff(cutoffs: Map<number, number | null>, now: number): Promise<Map<string, CutoffGroup>> {
+  async #groupsPastCutoff(cutoffs: Map<number, number | null>, now: number): Promise<{ groups: Map<string, CutoffGroup>; devicesByCutoff: Map<number, number[]> }> {
     const groups = new Map<string, CutoffGroup>();
+    const devicesByCutoff = new Map<number, number[]>();
     let after = 0;
     for (;;) {
       const batch = await this.#repository.nextDevices(after, DEVICE_BATCH, RETENTION_TABLES);
-      if (batch.length === 0) return groups;
+      if (batch.length === 0) return { groups, devicesByCutoff };
       after = batch.at(-1) as number;
       const owners = await this.#options.ownersOf(batch);
       for (const deviceId of batch) {
@@ -226,6 +232,7 @@ export class RetentionJob {
         if (ownerId === undefined) continue;
         if (!cutoffs.has(ownerId)) cutoffs.set(ownerId, await this.#options.policy.cutoffOf(ownerId, now));
         const ownerCutoff = cutoffs.get(ownerId) ?? null;
+        if (ownerCutoff !== null) devicesByCutoff.set(ownerCutoff, [...(devicesByCutoff.get(ownerCutoff) ?? []), deviceId]);
         for (const table of RETENTION_TABLES) {
           const cutoff = this.#cutoffIn(table, ownerCutoff, now);
           if (cutoff === null) continue;

@@ -22,7 +22,8 @@ describe('effectiveSettings', () => {
         minimalParkingDuration: true,
         fuelDropThreshold: '',
         overspeedMinimalDuration: 99,
-        motionSpeedThreshold: 5,
+        overspeedPreferLowest: true,
+        useIgnition: 'yes',
       },
     });
     assert.deepEqual(result, settings);
@@ -32,6 +33,7 @@ describe('effectiveSettings', () => {
     const deviceAttributes = Object.fromEntries(DEVICE_SETTING_KEYS.map((key) => [key, 7]));
     const result = effectiveSettings({ settings, deviceAttributes });
     for (const key of DEVICE_SETTING_KEYS) assert.equal(result[key], 7, key);
+    assert.equal(effectiveSettings({ settings, deviceAttributes: { useIgnition: true } }).useIgnition, true);
   });
 });
 

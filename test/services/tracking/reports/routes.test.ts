@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import type { Kysely } from 'kysely';
-import type { DeviceFix } from '../../../../src/cli/simulator/encoders.ts';
-import { teltonikaAvlPacket, teltonikaHandshake } from '../../../../src/cli/simulator/encoders.ts';
+import type { DeviceFix } from '../../../../src/services/tracking/protocols/simulated-tracker.ts';
+import { teltonikaAvlPacket, teltonikaHandshake } from '../../../../src/services/tracking/protocols/teltonika/simulator.ts';
 import type { TrackingTables } from '../../../../src/services/tracking/tables.ts';
 import { signIn } from '../../../support/api.ts';
 import type { SignedIn } from '../../../support/api.ts';
