@@ -72,7 +72,7 @@ export class Outbox implements FactRecorder {
     });
     // An administrator's retry of a dead letter, wherever it was asked: the owner of its consumer puts it back.
     this.bus.on(DEAD_LETTER_RETRY_TOPIC, ({ queue }) => {
-      if (queue === OUTBOX_QUEUE) this.wake();
+      if (queue === OUTBOX_QUEUE) this.queue.retryRequested();
     });
   }
 

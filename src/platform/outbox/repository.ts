@@ -83,11 +83,11 @@ export class OutboxRepository extends TableAccess<OutboxTables> implements WorkS
     await this.db.updateTable('outbox').set({ available_at: at, last_error: error }).where('id', '=', id).where('lease', '=', lease).execute();
   }
 
-  async release(ids: readonly number[], lease: string, now: number): Promise<void> {
+  async release(ids: readonly number[], lease: string, at: number): Promise<void> {
     if (ids.length === 0) return;
     await this.db
       .updateTable('outbox')
-      .set((eb) => ({ available_at: now, attempts: eb('attempts', '-', 1), lease: null }))
+      .set((eb) => ({ available_at: at, attempts: eb('attempts', '-', 1), lease: null }))
       .where('id', 'in', ids)
       .where('lease', '=', lease)
       .execute();

@@ -1,4 +1,4 @@
-import { Counter, Gauge, Histogram } from 'prom-client';
+import { Counter, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
 
 /** What delivery reports; a process without a registry (a module built by hand) reports nowhere. */
@@ -10,7 +10,8 @@ export interface DeliveryMetrics {
 
 export const NO_DELIVERY_METRICS: DeliveryMetrics = { outcome: () => {}, latency: () => {} };
 
-export function registerDeliveryMetrics(registry: Registry, queueDepth: () => Promise<number>): DeliveryMetrics {
+/** The deliveries' outcomes and latency; their queue's depth and age are the durable-work metrics (`trackstack_queue_*{queue="deliveries"}`). */
+export function registerDeliveryMetrics(registry: Registry): DeliveryMetrics {
   const outcomes = new Counter({
     name: 'trackstack_notification_deliveries_total',
     help: 'Notification delivery attempts by channel and outcome (sent, retry, failed, gone, dropped, postponed)',
@@ -23,14 +24,6 @@ export function registerDeliveryMetrics(registry: Registry, queueDepth: () => Pr
     labelNames: ['channel'] as const,
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 3600],
     registers: [registry],
-  });
-  new Gauge({
-    name: 'trackstack_notification_queue_depth',
-    help: 'Notification deliveries waiting to be sent (due, retrying, or in a collapse window)',
-    registers: [registry],
-    async collect() {
-      this.set(await queueDepth());
-    },
   });
   return {
     outcome: (channel, outcome) => outcomes.inc({ channel, outcome }),

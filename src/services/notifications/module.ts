@@ -117,7 +117,7 @@ export async function createNotificationsModule(ctx: ModuleContext, deps: Notifi
   const channelList: readonly Channel[] = ['web', ...senders.keys()];
   const channels = () => channelList;
 
-  const metrics = ctx.metrics ? registerDeliveryMetrics(ctx.metrics, () => repository.pendingCount()) : NO_DELIVERY_METRICS;
+  const metrics = ctx.metrics ? registerDeliveryMetrics(ctx.metrics) : NO_DELIVERY_METRICS;
   const worker = new DeliveryWorker({
     repository,
     devices,

@@ -401,7 +401,7 @@ export class NotificationsRepository extends TableAccess<NotificationsTables> {
   }
 
   async markSent(id: number, lease: string, now: number): Promise<void> {
-    await this.#held(id, lease).set({ state: 'sent', sent_at: now, last_error: null, claims: 0 }).execute();
+    await this.#held(id, lease).set({ state: 'sent', sent_at: now, last_error: null, claims: 0, lease: null }).execute();
   }
 
   /** The endpoint's answer calls for another try at `at`, counting the attempt; `at` undefined: failed for good. */
@@ -411,6 +411,7 @@ export class NotificationsRepository extends TableAccess<NotificationsTables> {
         state: at === undefined ? 'failed' : 'pending',
         available_at: at ?? eb.ref('available_at'),
         claimed_at: null,
+        lease: null,
         attempts: eb('attempts', '+', 1),
         claims: 0,
         last_error: error.slice(0, 500),
@@ -420,13 +421,17 @@ export class NotificationsRepository extends TableAccess<NotificationsTables> {
 
   /** Not sent and not to be: its recipient lost access, its target is gone. */
   async markDropped(id: number, lease: string, reason: string): Promise<void> {
-    await this.#held(id, lease).set({ state: 'dropped', last_error: reason.slice(0, 500), claims: 0 }).execute();
+    await this.#held(id, lease).set({ state: 'dropped', last_error: reason.slice(0, 500), claims: 0, lease: null }).execute();
   }
 
-  /** Back in the queue at `at` without counting an attempt or a claim (its target is busy or its circuit open, its user over the rate). */
-  async postpone(id: number, lease: string, at: number): Promise<void> {
-    await this.#held(id, lease)
-      .set((eb) => ({ available_at: at, claimed_at: null, claims: eb('claims', '-', 1) }))
+  /** Back in the queue at `at` without counting an attempt or a claim (its target is busy or its circuit open, its user over the rate, the process stopping). */
+  async postpone(ids: readonly number[], lease: string, at: number): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db
+      .updateTable('notification_deliveries')
+      .set((eb) => ({ available_at: at, claimed_at: null, lease: null, claims: eb('claims', '-', 1) }))
+      .where('id', 'in', ids)
+      .where('lease', '=', lease)
       .execute();
   }
 
@@ -524,16 +529,6 @@ export class NotificationsRepository extends TableAccess<NotificationsTables> {
       await DeadLetterRepository.discard(trx, DELIVERIES_QUEUE, id);
       return true;
     });
-  }
-
-  /** Deliveries waiting to be sent (the queue depth metric). */
-  async pendingCount(): Promise<number> {
-    const row = await this.db
-      .selectFrom('notification_deliveries')
-      .select((eb) => eb.fn.countAll<number>().as('count'))
-      .where('state', '=', 'pending')
-      .executeTakeFirst();
-    return Number(row?.count ?? 0);
   }
 }
 

@@ -371,7 +371,8 @@ describeEachEngine('notification delivery', (engine) => {
 
   it('reports queue depth, outcomes and latency on /metrics', async () => {
     const text = await (await fetch(metricsUrl)).text();
-    assert.match(text, /trackstack_notification_queue_depth \d+/);
+    assert.match(text, /trackstack_queue_depth\{queue="deliveries",consumer="webhook"\} \d+/);
+    assert.doesNotMatch(text, /trackstack_notification_queue_depth/, 'one depth metric per queue: the durable-work one');
     assert.match(text, /trackstack_notification_deliveries_total\{channel="webhook",outcome="sent"\} \d+/);
     assert.match(text, /trackstack_notification_deliveries_total\{channel="webhook",outcome="failed"\} \d+/);
     assert.match(text, /trackstack_notification_delivery_seconds_count\{channel="webhook"\} \d+/);

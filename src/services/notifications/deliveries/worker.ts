@@ -1,11 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
-import { randomToken } from '../../../platform/crypto.ts';
 import type { RateLimiter, RateRule } from '../../../platform/rate-limit.ts';
 import { nextTurn } from '../../../platform/turns.ts';
 import type { QueueMetrics } from '../../../platform/work/metrics.ts';
-import { HandlerTimeoutError, renewEvery, retryDelay, runWithTimeout } from '../../../platform/work/queue.ts';
-import type { WorkSettings } from '../../../platform/work/queue.ts';
+import { postponeUntil, WorkQueue } from '../../../platform/work/queue.ts';
+import type { Postponed, WorkSettings } from '../../../platform/work/queue.ts';
 import type { UserDirectory } from '../../auth/users/directory.ts';
 import type { Entitlement } from '../../billing/entitlement.ts';
 import type { DeviceAccessApi } from '../../devices/access.ts';
@@ -14,10 +13,12 @@ import { eventSeenBy } from '../channels/notification.ts';
 import type { ChannelSender, SendOutcome } from '../channels/notification.ts';
 import type { DeliveryMetrics } from '../metrics.ts';
 import { DELIVERIES_QUEUE } from '../repository.ts';
-import type { ClaimRoom, DeliveryRow, NotificationsRepository } from '../repository.ts';
+import type { DeliveryRow, NotificationsRepository } from '../repository.ts';
 import type { Channel } from '../schemas.ts';
 import { TargetGuard } from './circuit.ts';
 import { mayNotify, notInPlan } from './planner.ts';
+import { DeliveryStore } from './store.ts';
+import type { DeliveryItem } from './store.ts';
 
 /** Mail and push messages one user receives per minute at most; the rest wait (and fold together). */
 export const USER_MESSAGE_RULE: RateRule = { name: 'notification-messages', limit: 30, windowSeconds: 60 };
@@ -27,7 +28,6 @@ const CLAIM_SIZE = 100;
 /** Done deliveries one prune statement deletes; the prune pauses four times as long as each took. */
 const PRUNE_CHUNK = 500;
 const PRUNE_EVERY_MS = 10 * 60_000;
-const RESTORE_EVERY_MS = 1000;
 
 /** The webhook calls one user's deliveries make per minute at most (NOTIFY_WEBHOOK_RATE); the rest wait for the next minute. */
 export function webhookRule(perMinute: number): RateRule {
@@ -73,52 +73,53 @@ export interface WorkerOptions {
 }
 
 /**
- * Sends due deliveries; every instance runs one. A delivery is claimed for a lease before its send
- * and marked sent after it, so a process killed mid-send leaves it to be sent again (same
- * delivery id) once the lease ends, and one recorded as sent is never sent again.
+ * Sends due deliveries; every instance runs one, as a consumer of the durable-work queue
+ * (`platform/work/queue.ts`), which claims, renews leases, times handlers out and dead-letters. A
+ * delivery is claimed for a lease before its send and marked sent after it, so a process killed
+ * mid-send leaves it to be sent again (same delivery id) once the lease ends, and one recorded as
+ * sent is never sent again.
  *
  * Fair between users: claims go turn by turn across users and skip users and webhook hosts at
- * their concurrency here; a user over a rate has every waiting delivery of those channels moved to
- * the end of the window at once, so nothing held back is claimed again before then.
+ * their concurrency here (`store.ts`); a user over a rate has every waiting delivery of those
+ * channels moved to the end of the window at once, so nothing held back is claimed again before then.
  */
 export class DeliveryWorker {
   readonly #options: WorkerOptions;
   readonly #now: () => number;
   readonly #guard: TargetGuard;
-  readonly #concurrency: number;
-  readonly #inFlight = new Set<Promise<void>>();
-  /** Deliveries in hand per user, and calls per webhook host (and to the mail relay), in this process. */
-  readonly #users = new Map<number, number>();
-  readonly #hosts = new Map<string, number>();
+  readonly #queue: WorkQueue<DeliveryItem>;
   readonly #rates: ReadonlyMap<string, ChannelRate>;
   /** Until when a user's channels are held back by a rate: `<rate name>:<user>` → end of the window. */
   readonly #holds = new Map<string, number>();
-  /** Deliveries in hand, by id: the lease of the claim that took them, renewed while they are. */
-  readonly #held = new Map<number, string>();
-  #stopRenewing: (() => void) | undefined;
-  #timer: NodeJS.Timeout | undefined;
   #pruneTimer: NodeJS.Timeout | undefined;
   #pruning: Promise<number> | undefined;
-  #draining: Promise<unknown> | undefined;
-  #again = false;
   #stopped = true;
-  /** When the next pass looks for dead letters an administrator asked to retry: once a second at most, at once after a hint. */
-  #nextRestore = 0;
 
   constructor(options: WorkerOptions) {
     this.#options = options;
     this.#now = options.now ?? Date.now;
     this.#guard = new TargetGuard(options.perTarget ?? 4, this.#now);
-    this.#concurrency = options.concurrency ?? 256;
     const messages: ChannelRate = { rule: USER_MESSAGE_RULE, channels: MESSAGE_CHANNELS };
     const webhooks: ChannelRate = { rule: webhookRule(options.webhookRatePerMinute), channels: ['webhook'] };
     this.#rates = new Map([...MESSAGE_CHANNELS.map((channel) => [channel, messages] as const), ['webhook', webhooks]]);
-    options.queueMetrics?.watch(DELIVERIES_QUEUE, () => this.#channels(), (channels) => options.repository.depth(channels));
-  }
-
-  /** The channels this process sends: the consumers of the deliveries queue, for its dead letters and metrics. */
-  #channels(): string[] {
-    return [...this.#options.senders.keys()];
+    const { repository, perUser, perHost, retryWindowMs } = options;
+    this.#queue = new WorkQueue<DeliveryItem>({
+      name: DELIVERIES_QUEUE,
+      store: new DeliveryStore({ repository, perUser, perHost, retryWindowMs }),
+      // The channels this process sends: the consumers of the deliveries queue, for its dead letters and metrics.
+      consumers: () => [...options.senders.keys()],
+      handle: ({ row }, signal) => this.#dispatch(row, signal),
+      log: options.log,
+      metrics: options.queueMetrics,
+      maxAttempts: options.work.maxAttempts,
+      handlerTimeoutMs: options.work.handlerTimeoutMs,
+      leaseMs: options.leaseMs,
+      firstRetryMs: options.retryDelayMs,
+      pollMs: options.pollMs ?? 500,
+      concurrency: options.concurrency ?? 256,
+      claimSize: CLAIM_SIZE,
+      now: this.#now,
+    });
   }
 
   /** Until when the user's deliveries on the channel are held back by its rate; undefined when they are not. */
@@ -136,22 +137,18 @@ export class DeliveryWorker {
   start(): void {
     if (!this.#stopped) return;
     this.#stopped = false;
-    this.#timer = setInterval(() => this.wake(), this.#options.pollMs ?? 500);
-    this.#timer.unref();
     this.#pruneTimer = setInterval(() => {
       this.pruneNow().catch((error: unknown) => this.#options.log.error({ err: error }, 'notifications: pruning deliveries failed'));
     }, PRUNE_EVERY_MS);
     this.#pruneTimer.unref();
-    this.wake();
+    this.#queue.start();
   }
 
-  /** Stops claiming and waits for the sends in flight. */
+  /** Stops claiming; the sends in flight are told to stop and left to their lease (the queue's stop). */
   async stop(): Promise<void> {
     this.#stopped = true;
-    clearInterval(this.#timer);
     clearInterval(this.#pruneTimer);
-    await this.#draining;
-    await Promise.allSettled(this.#inFlight);
+    await this.#queue.stop();
     await this.#pruning?.catch(() => undefined);
   }
 
@@ -182,156 +179,36 @@ export class DeliveryWorker {
 
   /** Looks for due deliveries now; a call during a pass makes the pass run once more. */
   wake(): void {
-    if (this.#stopped) return;
-    if (this.#draining) {
-      this.#again = true;
-      return;
-    }
-    this.#draining = this.#drain()
-      .catch((error: unknown) => this.#options.log.error({ err: error }, 'notifications: claiming deliveries failed'))
-      .finally(() => {
-        this.#draining = undefined;
-      });
+    this.#queue.wake();
   }
 
   /** Claims and sends every delivery due now, waiting for the sends; what they put off till later stays (tests). */
-  async drainNow(): Promise<void> {
-    const dueBy = this.#now();
-    for (;;) {
-      while (this.#draining) await this.#draining;
-      const claimed = await this.#drain(dueBy);
-      await Promise.allSettled([...this.#inFlight]);
-      if (claimed === 0 && this.#inFlight.size === 0 && !this.#draining) return;
-    }
+  drainNow(): Promise<void> {
+    return this.#queue.drainNow(this.#now());
   }
 
   /** An administrator asked to retry a dead-lettered delivery: the next pass takes it back. */
   retryRequested(): void {
-    this.#nextRestore = 0;
-    this.wake();
-  }
-
-  /** Claims what is due by `dueBy` (by default, at each claim) while anything is claimed and there is room; answers how many it took. */
-  async #drain(dueBy?: number): Promise<number> {
-    // Not at every pass: passes follow each finished send, and taking letters back is a write.
-    const now = this.#now();
-    if (dueBy !== undefined || now >= this.#nextRestore) {
-      this.#nextRestore = now + RESTORE_EVERY_MS;
-      await this.#options.repository.restoreRequested(this.#channels(), now, CLAIM_SIZE, now + this.#options.retryWindowMs);
-    }
-    let taken = 0;
-    do {
-      this.#again = false;
-      const free = this.#concurrency - this.#inFlight.size;
-      if (free <= 0) return taken;
-      const lease = randomToken(12);
-      const claimed = await this.#options.repository.claim(dueBy ?? this.#now(), this.#options.leaseMs, Math.min(free, CLAIM_SIZE), this.#room(), lease);
-      taken += claimed.length;
-      for (const row of claimed) {
-        const id = Number(row.id);
-        const userId = Number(row.user_id);
-        const host = row.host;
-        tally(this.#users, userId, 1);
-        if (host !== null) tally(this.#hosts, host, 1);
-        this.#hold(id, lease);
-        const sending = this.#handle(row, lease)
-          .catch((error: unknown) => this.#options.log.error({ err: error, delivery: row.delivery_id }, 'notifications: recording a delivery failed'))
-          .finally(() => {
-            tally(this.#users, userId, -1);
-            if (host !== null) tally(this.#hosts, host, -1);
-            this.#unhold(id);
-            this.#inFlight.delete(sending);
-            this.wake();
-          });
-        this.#inFlight.add(sending);
-      }
-      // A claim that took something may have left others' turns for the next one.
-      if (claimed.length > 0) this.#again = true;
-    } while (this.#again && !this.#stopped);
-    return taken;
-  }
-
-  /** Keeps the lease of a delivery in hand; the renewal runs while any is. */
-  #hold(id: number, lease: string): void {
-    this.#held.set(id, lease);
-    this.#stopRenewing ??= renewEvery(this.#options.leaseMs, () => this.#renew(), this.#options.log, DELIVERIES_QUEUE);
-  }
-
-  #unhold(id: number): void {
-    this.#held.delete(id);
-    if (this.#held.size > 0) return;
-    this.#stopRenewing?.();
-    this.#stopRenewing = undefined;
-  }
-
-  async #renew(): Promise<void> {
-    const byLease = new Map<string, number[]>();
-    for (const [id, lease] of this.#held) {
-      const ids = byLease.get(lease);
-      if (ids) ids.push(id);
-      else byLease.set(lease, [id]);
-    }
-    const until = this.#now() + this.#options.leaseMs;
-    for (const [lease, ids] of byLease) await this.#options.repository.renew(ids, lease, until);
+    this.#queue.retryRequested();
   }
 
   /**
-   * Runs one delivery's handling within the handler timeout. A handling that throws or does not end
-   * in time spends a claim and goes again after a backoff; past the cap (or claimed past it without
-   * an outcome: its handling took the process down every time) the delivery fails and becomes a dead
-   * letter for the administrators. An answer of its endpoint, whatever it is, is an outcome instead.
+   * Handles one claimed delivery: drops it, sends it and records the answer of its endpoint, or
+   * postpones it (no sender for its channel, a busy target or open circuit, a rate). A handling
+   * that throws or times out is the queue's to retry, or past the cap to dead-letter.
    */
-  async #handle(row: DeliveryRow, lease: string): Promise<void> {
-    const { maxAttempts, handlerTimeoutMs } = this.#options.work;
-    const claims = Number(row.claims);
-    let error: unknown;
-    if (claims > maxAttempts) {
-      error = new Error(`claimed ${claims - 1} times without an outcome`);
-    } else {
-      try {
-        await runWithTimeout(handlerTimeoutMs, new AbortController(), (signal) => this.#dispatch(row, lease, signal));
-        return;
-      } catch (failure) {
-        error = failure;
-      }
-    }
-    const { repository, log, queueMetrics } = this.#options;
-    const message = String((error as Error)?.message ?? error).slice(0, 500);
-    const timedOut = error instanceof HandlerTimeoutError;
-    const context = { err: error, queue: DELIVERIES_QUEUE, delivery: row.delivery_id, claims };
-    if (claims >= maxAttempts) {
-      log.error(context, 'notifications: a delivery failed past its attempt cap; moved to the dead letters');
-      await repository.deadLetter(row, lease, message, this.#now());
-      queueMetrics?.failed(DELIVERIES_QUEUE, row.channel, 'dead_letter');
-      return;
-    }
-    log.error(context, timedOut ? 'notifications: a delivery timed out; retrying' : 'notifications: a delivery failed unexpectedly; retrying');
-    await repository.crashed(Number(row.id), lease, this.#now() + retryDelay(this.#options.retryDelayMs, claims), message);
-    queueMetrics?.failed(DELIVERIES_QUEUE, row.channel, timedOut ? 'timeout' : 'retry');
-  }
-
-  #room(): ClaimRoom {
-    const { perUser, perHost } = this.#options;
-    return {
-      perUser,
-      perHost,
-      users: new Map([...this.#users].map(([user, held]) => [user, perUser - held])),
-      hosts: new Map([...this.#hosts].map(([host, held]) => [host, perHost - held])),
-    };
-  }
-
-  async #dispatch(row: DeliveryRow, lease: string, signal: AbortSignal): Promise<void> {
+  async #dispatch(row: DeliveryRow, signal: AbortSignal): Promise<void | Postponed> {
     // Each delivery starts in a loop iteration of its own: on SQLite its queries complete without giving
     // the event loop back, so a claim's deliveries run back to back would hold requests waiting meanwhile.
     await nextTurn();
     const { repository, metrics } = this.#options;
-    const id = Number(row.id);
+    // The claim's: every write names it, so a handling that outlived its claim writes nothing.
+    const lease = row.lease as string;
     const channel = row.channel as Channel;
     const sender = this.#options.senders.get(channel);
     if (!sender) {
       // The channel's configuration went away; it goes again once the channel is back.
-      await repository.postpone(id, lease, this.#now() + 60_000);
-      return;
+      return postponeUntil(this.#now() + 60_000);
     }
     const rules = await repository.rulesById([Number(row.rule_id)]);
     const rule = rules.get(Number(row.rule_id));
@@ -355,8 +232,7 @@ export class DeliveryWorker {
       metrics.outcome(channel, 'postponed');
       // An open circuit: the target's other waiting deliveries wait for the cool-down too, unclaimed.
       if (admission.open) await repository.holdBackTarget(row.target !== '' ? { channel, target: row.target } : channel === 'mail' ? { channel } : { channel, ruleId: Number(row.rule_id) }, admission.retryAt);
-      await repository.postpone(id, lease, admission.retryAt);
-      return;
+      return postponeUntil(admission.retryAt);
     }
     // Timed out while it waited for the slot: the delivery is back in the queue already.
     if (signal.aborted) {
@@ -374,14 +250,13 @@ export class DeliveryWorker {
         // Everything of the user's that this rate counts waits for the window to reopen, this one included.
         this.#holds.set(`${rate.rule.name}:${userId}`, until);
         await repository.holdBack(userId, rate.channels, until);
-        await repository.postpone(id, lease, until);
-        return;
+        return postponeUntil(until);
       }
     }
     let outcome: SendOutcome;
     try {
       const event = eventSeenBy(access, JSON.parse(row.payload) as StoredEventFact);
-      const count = row.collapse_key === null ? 1 : 1 + (await repository.collapsedCount(id));
+      const count = row.collapse_key === null ? 1 : 1 + (await repository.collapsedCount(Number(row.id)));
       outcome = await sender.send(
         {
           deliveryId: row.delivery_id,
@@ -446,10 +321,4 @@ export class DeliveryWorker {
     await this.#options.repository.markDropped(Number(row.id), lease, reason);
     this.#options.metrics.outcome(row.channel, 'dropped');
   }
-}
-
-function tally<K>(counts: Map<K, number>, key: K, by: number): void {
-  const next = (counts.get(key) ?? 0) + by;
-  if (next > 0) counts.set(key, next);
-  else counts.delete(key);
 }
