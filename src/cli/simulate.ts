@@ -51,6 +51,12 @@ export interface SimulationOptions {
   /** Stop after this long (undefined: when `signal` aborts). Reports in flight are still acknowledged. */
   durationMs?: number;
   signal?: AbortSignal;
+  /** Pause before connecting again after losing the connection (default 2 s). */
+  reconnectDelayMs?: number;
+  /** Told of each report the server acknowledged (tests check each is stored once). */
+  onAcknowledged?: (uniqueId: string, fix: DeviceFix) => void;
+  /** Told of each command the server sent a tracker, as it arrived. */
+  onCommand?: (uniqueId: string, frame: Buffer) => void;
 }
 
 export interface SimulationStats {
@@ -262,6 +268,8 @@ interface Tracker {
   journey: Journey;
   /** When this tracker may send its next report. */
   nextAt: number;
+  /** The report sent and not yet acknowledged: sent again first on the next connection, as trackers keep a report until it is acknowledged. */
+  unacknowledged?: DeviceFix;
 }
 
 class Simulation {
@@ -311,7 +319,7 @@ class Simulation {
         }
         if (this.#stopping) return;
         this.stats.reconnects++;
-        await this.#pause(RECONNECT_DELAY_MS);
+        await this.#pause(this.#options.reconnectDelayMs ?? RECONNECT_DELAY_MS);
       }
     }
   }
@@ -338,6 +346,7 @@ class Simulation {
     this.#sockets.add(socket);
     const commandProtocol = (COMMAND_PROTOCOLS as readonly string[]).includes(protocol) ? (protocol as CommandProtocol) : undefined;
     const answers = new AnswerReader(socket, commandProtocol, (frame) => {
+      this.#options.onCommand?.(tracker.uniqueId, frame);
       socket.write(deviceAnswer(commandProtocol as CommandProtocol, tracker.uniqueId, frame, tracker.journey.at(Date.now()), this.#nextSerial()));
       this.stats.commandsAnswered++;
     });
@@ -375,7 +384,7 @@ class Simulation {
       this.stats.connected++;
       try {
         while (await this.#turn(tracker)) {
-          const fix = tracker.journey.at(Date.now());
+          const fix = (tracker.unacknowledged ??= tracker.journey.at(Date.now()));
           this.stats.sent++;
           if (protocol === 'teltonika') {
             socket.write(teltonikaAvlPacket([fix]));
@@ -399,6 +408,7 @@ class Simulation {
             await answers.text('#');
             this.stats.acknowledged++;
           }
+          this.#acknowledged(tracker, fix);
         }
       } finally {
         this.stats.connected--;
@@ -415,11 +425,13 @@ class Simulation {
     try {
       while (await this.#turn(tracker)) {
         this.stats.sent++;
-        const response = await pool.request({ method: 'GET', path: `/?${osmAndQuery(tracker.uniqueId, tracker.journey.at(Date.now()))}` });
+        const fix = (tracker.unacknowledged ??= tracker.journey.at(Date.now()));
+        const response = await pool.request({ method: 'GET', path: `/?${osmAndQuery(tracker.uniqueId, fix)}` });
         await response.body.dump();
         if (response.statusCode === 404) throw new Refused();
         if (response.statusCode !== 200) throw new Error(`HTTP ${response.statusCode}`);
         this.stats.acknowledged++;
+        this.#acknowledged(tracker, fix);
         if (!counted) {
           counted = true;
           this.stats.connected++;
@@ -428,6 +440,11 @@ class Simulation {
     } finally {
       if (counted) this.stats.connected--;
     }
+  }
+
+  #acknowledged(tracker: Tracker, fix: DeviceFix): void {
+    tracker.unacknowledged = undefined;
+    this.#options.onAcknowledged?.(tracker.uniqueId, fix);
   }
 
   #nextSerial(): number {
