@@ -57,6 +57,8 @@ export interface ProcessConfig {
   limits: ServerLimits;
   /** Durable work (the outbox; docs/architecture.md, "Durable work"): QUEUE_MAX_ATTEMPTS, QUEUE_HANDLER_TIMEOUT and QUEUE_LEASE (ms). */
   work: WorkSettings;
+  /** DRAIN_DELAY: seconds between SIGTERM's health turning `ready: false` and the listeners closing (docs/operations.md). */
+  drainDelay: number;
 }
 
 /** The ports of the device listeners, one per protocol (0: not listened on). */
@@ -154,6 +156,7 @@ function readProcessConfig(read: EnvReader): ProcessConfig {
       handlerTimeoutMs: read.int('QUEUE_HANDLER_TIMEOUT', DEFAULT_WORK_SETTINGS.handlerTimeoutMs, 100, 3_600_000),
       leaseMs: read.int('QUEUE_LEASE', DEFAULT_WORK_SETTINGS.leaseMs, 100, 600_000),
     },
+    drainDelay: read.int('DRAIN_DELAY', 0, 0, 300),
   };
 }
 

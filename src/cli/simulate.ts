@@ -31,6 +31,12 @@ export interface SimulationOptions {
   /** Stop after this long (undefined: when `signal` aborts). Reports in flight are still acknowledged. */
   durationMs?: number;
   signal?: AbortSignal;
+  /** Pause before connecting again after losing the connection (default 2 s). */
+  reconnectDelayMs?: number;
+  /** Told of each report the server acknowledged (tests check each is stored once). */
+  onAcknowledged?: (uniqueId: string, fix: DeviceFix) => void;
+  /** Told of each command the server sent a tracker, as it arrived. */
+  onCommand?: (uniqueId: string, frame: Buffer) => void;
 }
 
 export interface SimulationStats {
@@ -210,6 +216,8 @@ interface Tracker {
   journey: Journey;
   /** When this tracker may send its next report. */
   nextAt: number;
+  /** The report sent and not yet acknowledged: sent again first on the next connection, as trackers keep a report until it is acknowledged. */
+  unacknowledged?: DeviceFix;
 }
 
 class Simulation {
@@ -262,7 +270,7 @@ class Simulation {
         }
         if (this.#stopping) return;
         this.stats.reconnects++;
-        await this.#pause(RECONNECT_DELAY_MS);
+        await this.#pause(this.#options.reconnectDelayMs ?? RECONNECT_DELAY_MS);
       }
     }
   }
@@ -290,6 +298,7 @@ class Simulation {
     this.#sockets.add(socket);
     const login = simulated.login(tracker.uniqueId, this.#nextSerial());
     const answers = new AnswerReader(socket, simulated, login.length, (frame) => {
+      this.#options.onCommand?.(tracker.uniqueId, frame);
       socket.write(simulated.commands!.answer(tracker.uniqueId, frame, tracker.journey.at(Date.now()), this.#nextSerial()));
       this.stats.commandsAnswered++;
     });
@@ -314,7 +323,8 @@ class Simulation {
       this.stats.connected++;
       try {
         while (await this.#turn(tracker)) {
-          const report = simulated.report(tracker.uniqueId, tracker.journey.at(Date.now()), this.#nextSerial());
+          const fix = (tracker.unacknowledged ??= tracker.journey.at(Date.now()));
+          const report = simulated.report(tracker.uniqueId, fix, this.#nextSerial());
           this.stats.sent++;
           if (simulated.serverFrameLength) {
             socket.write(report);
@@ -324,6 +334,7 @@ class Simulation {
             // A protocol the server does not answer: paced by the socket alone.
             await new Promise<void>((resolve, reject) => socket.write(report, (error) => (error ? reject(error) : resolve())));
           }
+          this.#acknowledged(tracker, fix);
         }
       } finally {
         this.stats.connected--;
@@ -340,12 +351,14 @@ class Simulation {
     try {
       while (await this.#turn(tracker)) {
         this.stats.sent++;
-        const query = this.#tracker.report(tracker.uniqueId, tracker.journey.at(Date.now()), this.#nextSerial()).toString('latin1');
+        const fix = (tracker.unacknowledged ??= tracker.journey.at(Date.now()));
+        const query = this.#tracker.report(tracker.uniqueId, fix, this.#nextSerial()).toString('latin1');
         const response = await pool.request({ method: 'GET', path: `/?${query}` });
         await response.body.dump();
         if (response.statusCode === 404) throw new Refused();
         if (response.statusCode !== 200) throw new Error(`HTTP ${response.statusCode}`);
         this.stats.acknowledged++;
+        this.#acknowledged(tracker, fix);
         if (!counted) {
           counted = true;
           this.stats.connected++;
@@ -354,6 +367,11 @@ class Simulation {
     } finally {
       if (counted) this.stats.connected--;
     }
+  }
+
+  #acknowledged(tracker: Tracker, fix: DeviceFix): void {
+    tracker.unacknowledged = undefined;
+    this.#options.onAcknowledged?.(tracker.uniqueId, fix);
   }
 
   #nextSerial(): number {

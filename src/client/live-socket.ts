@@ -12,12 +12,16 @@ export interface LiveSocketOptions {
 }
 
 const MAX_BACKOFF_MS = 30_000;
+/** The server's "going away" close (an instance draining): another instance answers, so come back at once, spread over this much. */
+const GOING_AWAY = 1001;
+const GOING_AWAY_SPREAD_MS = 300;
 
 /**
  * The live socket (`/api/socket`) with reconnection. The browser sends its access_token cookie with
  * the upgrade. A socket that closes before it ever opened was most likely refused (an expired token):
  * before trying again, one API call runs the SDK's refresh rule, and a refresh the server refuses
  * ends the socket (the SDK reports logged-out). Backoff doubles to 30 s and resets once a socket opens.
+ * A socket the server closes with 1001 (going away: it is draining) reconnects within GOING_AWAY_SPREAD_MS.
  */
 export class LiveSocket {
   private socket: WebSocket | undefined;
@@ -60,10 +64,14 @@ export class LiveSocket {
         // A frame that is not JSON is not ours to act on.
       }
     };
-    socket.onclose = () => {
+    socket.onclose = (event) => {
       if (this.stopped || this.socket !== socket) return;
-      this.timer = setTimeout(() => void this.reconnect(opened), this.backoffMs);
-      this.backoffMs = Math.min(this.backoffMs * 2, MAX_BACKOFF_MS);
+      if (opened && event.code === GOING_AWAY) {
+        this.timer = setTimeout(() => void this.reconnect(opened), Math.random() * GOING_AWAY_SPREAD_MS);
+      } else {
+        this.timer = setTimeout(() => void this.reconnect(opened), this.backoffMs);
+        this.backoffMs = Math.min(this.backoffMs * 2, MAX_BACKOFF_MS);
+      }
       this.options.onStatus?.('reconnecting');
     };
   }

@@ -22,6 +22,7 @@ import addFormatsModule from 'ajv-formats';
 import { AppError, ERROR_CODES } from './errors.ts';
 import type { ErrorCode, ErrorDetail } from './errors.ts';
 import { addInputKeywords, tooDeepAt } from './keywords.ts';
+import { Readiness } from './readiness.ts';
 
 export type HttpApp = FastifyInstance<
   RawServerDefault,
@@ -126,6 +127,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as HttpApp;
 
   app.setValidatorCompiler(validatorCompiler());
+  app.decorate('readiness', new Readiness());
 
   app.addHook('onRequest', (request, reply, done) => {
     reply.header(REQUEST_ID_HEADER, request.id);

@@ -21,6 +21,8 @@ export const PLATFORM_ERRORS = {
   HEADERS_TOO_LARGE: [431, 'The request headers are too large'],
   INTERNAL_ERROR: [500, 'Internal server error'],
   UPSTREAM_UNAVAILABLE: [502, 'The service behind the gateway is unavailable'],
+  // answered on PORT while the process migrates its database and starts (platform/http/starting.ts)
+  STARTING: [503, 'The server is starting; try again in a moment'],
   // caps on what one user may hold (MAX_* settings), raised by devices and tracking through limitReached; details name the limit and the usage
   LIMIT_REACHED: [409, 'A server limit is reached'],
 } as const satisfies ErrorTable;

@@ -68,7 +68,7 @@ export async function registerAuthRoutes(app: HttpApp, deps: AuthRouteDeps): Pro
 }
 
 function registerTokenCoreRoutes(app: HttpApp, deps: Pick<AuthRouteDeps, 'database' | 'signingKey' | 'sessions'>): void {
-  registerHealthRoute(app, '/api/auth/health', 'auth', deps.database, 'auth');
+  registerHealthRoute(app, 'auth', deps.database);
 
   app.get(
     '/api/auth/.well-known/jwks.json',

@@ -98,7 +98,7 @@ export async function createDevicesModule(ctx: ModuleContext, deps: DevicesDeps)
     api,
     removeUserData: (userId) => devices.removeUserData(userId),
     registerRoutes(app) {
-      registerHealthRoute(app, '/api/devices/health', 'device', database, 'devices');
+      registerHealthRoute(app, 'devices', database);
       registerDeviceRoutes(app, { devices, sharing, claimTokens, rateLimiter });
       registerClaimTokenRoutes(app, { claimTokens });
       registerInternalDeviceRoutes(app, { access, devices: api });

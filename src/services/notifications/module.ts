@@ -186,7 +186,7 @@ export async function createNotificationsModule(ctx: ModuleContext, deps: Notifi
       announceRulesChanged();
     },
     registerRoutes(app) {
-      registerHealthRoute(app, '/api/notifications/health', 'notifications', database, 'notifications');
+      registerHealthRoute(app, 'notifications', database);
       registerUserCountsRoute(app, NOTIFICATIONS_USAGE_ROUTE, counts);
       registerNotificationRoutes(app, { rules, targets, deliveries, channels });
     },

@@ -248,7 +248,7 @@ export async function createTrackingModule(ctx: ModuleContext, deps: TrackingDep
       await commandRepository.removeUser(userId);
     },
     async registerRoutes(app) {
-      registerHealthRoute(app, '/api/tracking/health', 'tracking', database, 'tracking');
+      registerHealthRoute(app, 'tracking', database);
       registerUserCountsRoute(app, TRACKING_USAGE_ROUTE, counts);
       registerPositionRoutes(app, positions);
       registerEventRoutes(app, events);

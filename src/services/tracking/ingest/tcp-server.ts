@@ -50,7 +50,8 @@ interface Unacknowledged {
 export async function listenTcp(options: TcpListenerOptions): Promise<Listener> {
   const { protocol, sink, log } = options;
   const maxBuffer = options.maxBufferBytes ?? DEFAULT_MAX_BUFFER;
-  const sockets = new Set<net.Socket>();
+  // Each open connection and how it ends gracefully (close()).
+  const connections = new Map<net.Socket, () => Promise<void>>();
 
   const server = net.createServer((socket) => {
     const address = socket.remoteAddress ?? '';
@@ -60,20 +61,22 @@ export async function listenTcp(options: TcpListenerOptions): Promise<Listener> 
       socket.destroy();
       return;
     }
-    sockets.add(socket);
     socket.setNoDelay(true);
     socket.setTimeout(options.idleTimeoutMs, () => drop('idle timeout', undefined, 'info'));
     const state: ConnectionState = {};
     let device: IngestDevice | undefined;
     const buffer = new ReceiveBuffer();
     let busy = false;
+    // The latest run of drain(), which a graceful close waits for.
+    let handled: Promise<void> = Promise.resolve();
     let dropped = false;
+    let closing = false;
     let unacknowledged: Unacknowledged[] = [];
     // The connection as commands see it, offered once the device's login is answered.
     let link: DeviceLink | undefined;
     let linkPending = false;
     const write = (frame: Buffer): boolean => {
-      if (dropped || socket.destroyed) return false;
+      if (dropped || socket.destroyed || socket.writableEnded) return false;
       socket.write(frame);
       return true;
     };
@@ -179,17 +182,32 @@ export async function listenTcp(options: TcpListenerOptions): Promise<Listener> 
       } finally {
         busy = false;
       }
-      if (!socket.destroyed) socket.resume();
+      if (!socket.destroyed && !closing) socket.resume();
     };
 
     socket.on('data', (chunk: Buffer) => {
+      if (closing) return;
       if (buffer.length + chunk.length > maxBuffer) return drop(`buffer over ${maxBuffer} bytes without a whole frame`);
       buffer.append(chunk);
-      if (!busy) void drain();
+      if (!busy) handled = drain();
+    });
+    // Reads no more, lets the frames being handled be stored and acknowledged, then ends the connection
+    // once those acknowledgements are written: the device sends the rest to whichever instance it reaches next.
+    connections.set(socket, async () => {
+      closing = true;
+      socket.pause();
+      await handled;
+      if (!socket.destroyed) {
+        await new Promise<void>((resolve) => {
+          socket.once('close', () => resolve());
+          socket.end(() => resolve());
+        });
+      }
+      socket.destroy();
     });
     socket.on('error', () => socket.destroy());
     socket.on('close', () => {
-      sockets.delete(socket);
+      connections.delete(socket);
       options.connectionsPerAddress.close(address);
       if (device) sink.disconnected(device);
       if (device && link) options.commands?.detach(device.id, link);
@@ -202,9 +220,10 @@ export async function listenTcp(options: TcpListenerOptions): Promise<Listener> 
   });
   return {
     port: (server.address() as AddressInfo).port,
+    /** Stops accepting and ends every connection once what it had sent is stored and acknowledged. */
     async close() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      for (const socket of sockets) socket.destroy();
+      await Promise.all([...connections.values()].map((end) => end()));
       await closed;
     },
   };

@@ -41,6 +41,9 @@ export async function listenUdp(options: UdpListenerOptions): Promise<Listener> 
   const maxInFlight = options.maxInFlight ?? DEFAULT_MAX_IN_FLIGHT;
   const socket = dgram.createSocket(options.host.includes(':') ? 'udp6' : 'udp4');
   let inFlight = 0;
+  let closing = false;
+  // Resolves close() once the last datagram in flight is answered.
+  let idle: (() => void) | undefined;
 
   const handle = async (datagram: Buffer, remote: dgram.RemoteInfo) => {
     const answers: Buffer[] = [];
@@ -70,10 +73,11 @@ export async function listenUdp(options: UdpListenerOptions): Promise<Listener> 
   };
 
   socket.on('message', (datagram, remote) => {
-    if (inFlight >= maxInFlight) return;
+    if (closing || inFlight >= maxInFlight) return;
     inFlight += 1;
     void handle(datagram, remote).finally(() => {
       inFlight -= 1;
+      if (inFlight === 0) idle?.();
     });
   });
   socket.on('error', (error) => log.warn({ protocol: protocol.name, err: error }, 'device UDP socket error'));
@@ -87,6 +91,11 @@ export async function listenUdp(options: UdpListenerOptions): Promise<Listener> 
   });
   return {
     port: socket.address().port,
-    close: () => new Promise<void>((resolve) => socket.close(() => resolve())),
+    /** Takes no more datagrams and answers those in flight once they are stored, then closes the socket. */
+    async close() {
+      closing = true;
+      if (inFlight > 0) await new Promise<void>((resolve) => (idle = resolve));
+      await new Promise<void>((resolve) => socket.close(() => resolve()));
+    },
   };
 }
