@@ -8,7 +8,6 @@ import pg from 'pg';
 import { request } from 'undici';
 import { WebSocket } from 'ws';
 import { generatedRoute, runSimulation, simulatedIds } from '../src/cli/simulate.ts';
-
 import { describeEachEngine } from './support/engines.ts';
 import type { TestDatabase } from './support/engines.ts';
 import { eventually } from './support/eventually.ts';
