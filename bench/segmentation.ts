@@ -16,11 +16,15 @@ import { BENCH_ADMIN, benchServerEnv } from './server.ts';
  * is acknowledged), on against off (target >= 0.95); and the server's CPU time per position at a steady STEADY_RATE, on
  * against off (target <= 5 % more). The two servers run one after the other, twice, and the better of each is kept:
  * this machine is shared, and its noise is of the order of the difference measured.
+ *
+ * BENCH_SEGMENTATION_PROFILE=<dir>: each server runs with `--cpu-prof` and writes its profile into <dir> when it stops
+ * (read it with `node bench/cpu-profile.ts <dir>/*.cpuprofile`).
  */
 
 const DEVICES = Number(process.env.BENCH_DEVICES ?? 1000);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const PROFILE_DIR = process.env.BENCH_SEGMENTATION_PROFILE;
 
 interface Measured {
   perSecond: number;
@@ -34,7 +38,10 @@ async function measure(engine: 'sqlite' | 'postgres', adminUrl: string | undefin
   try {
     database = await freshDatabase(engine, dir, adminUrl);
     const port = await freePort();
-    server = await startProcess(benchServerEnv(dir, { DATABASE_URL: database.url, TELTONIKA_PORT: String(port), REPORTS_SEGMENTATION: segmentation }), { timeoutMs: 120_000 });
+    server = await startProcess(benchServerEnv(dir, { DATABASE_URL: database.url, TELTONIKA_PORT: String(port), REPORTS_SEGMENTATION: segmentation }), {
+      timeoutMs: 120_000,
+      nodeArgs: PROFILE_DIR ? ['--cpu-prof', '--cpu-prof-interval=100', `--cpu-prof-dir=${path.resolve(PROFILE_DIR)}`] : [],
+    });
     const uniqueIds = simulatedIds('862000000000000', DEVICES);
     await registerDevices({ url: server.url, ...BENCH_ADMIN, protocol: 'teltonika', uniqueIds, speedKmh: 50, stopSeconds: 60 });
     const started = performance.now();

@@ -1,7 +1,7 @@
 // Segmentation at ingestion (DESIGN §5.9, docs/reports.md): positions sent through the device listeners become trips,
 // stops and hourly sums after the acknowledgement; a late position recomputes its span to the same rows as a rebuild;
 // the state survives a new instance; a window's trips are the same whatever window contains it; deleting a device
-// deletes its rows; a replay of the simulator's traffic gives what a rebuild gives.
+// deletes its rows; positions a read took before their hand-off are not taken again; a replay of the simulator's traffic gives what a rebuild gives.
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import type { Kysely } from 'kysely';
@@ -10,7 +10,9 @@ import { generatedRoute, runSimulation, simulatedIds } from '../../../../src/cli
 import { osmAndQuery } from '../../../../src/services/tracking/protocols/osmand/simulator.ts';
 import type { DeviceFix } from '../../../../src/services/tracking/protocols/simulated-tracker.ts';
 import { localDeviceAttributes } from '../../../../src/services/devices/module.ts';
+import { storedFromRow } from '../../../../src/services/tracking/ingest/rows.ts';
 import { engineSettings } from '../../../../src/services/tracking/ingest/settings.ts';
+import type { SegmentedPosition } from '../../../../src/services/tracking/reports/segmentation/machine.ts';
 import { SegmentationRepository } from '../../../../src/services/tracking/reports/segmentation/repository.ts';
 import { Segmentation } from '../../../../src/services/tracking/reports/segmentation/service.ts';
 import type { TrackingTables } from '../../../../src/services/tracking/tables.ts';
@@ -152,6 +154,36 @@ describeEachEngine('Segmentation at ingestion', (engine) => {
     await instances[0]!.rebuild([deviceId], undefined);
     assert.deepEqual(await rowsOf(deviceId), live);
     await Promise.all(instances.map((instance) => instance.stop()));
+    await server.tracking!.segmentation.start();
+  });
+
+  it('positions a read took before they were handed over are not taken again (no rewind, no second read)', async () => {
+    const deviceId = await registerDevice(server, owner, 'seg-ahead', TRACCAR_TEST);
+    await server.tracking!.segmentation.stop();
+    const fixes = twoTrips(T0);
+    await send('seg-ahead', fixes.slice(0, 9));
+    await server.tracking!.ingestion.pipeline.settled();
+    const stored = async () => (await db.selectFrom('positions').selectAll().where('device_id', '=', deviceId).orderBy('fix_time').orderBy('id').execute()).map((row) => storedFromRow(row) as SegmentedPosition);
+    const instance = newInstance();
+    // The first three are handed over; the read of this first round takes all nine, the first trip closed.
+    instance.positionsStored((await stored()).slice(0, 3));
+    await instance.settled();
+    const [firstTrip] = (await rowsWithIds(deviceId)).trips;
+    assert.equal(firstTrip?.ongoing, 0);
+    // The other six are handed over late: a rewind would rewrite the first trip (a new id).
+    instance.positionsStored((await stored()).slice(3));
+    await instance.settled();
+    assert.deepEqual((await rowsWithIds(deviceId)).trips[0], firstTrip);
+    await send('seg-ahead', fixes.slice(9));
+    await server.tracking!.ingestion.pipeline.settled();
+    instance.positionsStored((await stored()).slice(9));
+    await instance.settled();
+    const live = await rowsWithIds(deviceId);
+    assert.deepEqual(live.trips[0], firstTrip);
+    assert.equal(live.trips.length, 2);
+    await instance.rebuild([deviceId], undefined);
+    assert.deepEqual(await rowsOf(deviceId), withoutIds(live));
+    await instance.stop();
     await server.tracking!.segmentation.start();
   });
 

@@ -41,6 +41,8 @@ type Restart = { kind: 'continue' } | { kind: 'from'; key: PositionKey } | { kin
 interface PendingDevice {
   earliest: PositionKey;
   positions: SegmentedPosition[];
+  /** The earliest key noted without its position (a catch-up, a retry). */
+  noted: PositionKey | null;
 }
 
 /**
@@ -57,6 +59,11 @@ export class Segmentation {
   #pending = new Map<number, PendingDevice>();
   /** The cursor this instance last wrote per device: new positions after it need no read. */
   readonly #written = new Map<number, PositionKey>();
+  /**
+   * Per device, the ids of positions a read took before the pipeline handed them over (stored while the read ran): their
+   * hand-off brings nothing new, and taken as new it would rewind the device and read again, round after round.
+   */
+  readonly #takenAhead = new Map<number, Set<number>>();
   #timer: NodeJS.Timeout | undefined;
   #round: Promise<void> | undefined;
   /** Deleted devices: a round under way writes nothing more for them. */
@@ -88,6 +95,7 @@ export class Segmentation {
     this.#stopped = true;
     clearTimeout(this.#timer);
     this.#written.clear();
+    this.#takenAhead.clear();
   }
 
   /** Resolves once every position reported so far is segmented (tests, benchmarks, stop()). */
@@ -103,6 +111,7 @@ export class Segmentation {
     this.#forgotten.add(deviceId);
     this.#pending.delete(deviceId);
     this.#written.delete(deviceId);
+    this.#takenAhead.delete(deviceId);
     await this.#round;
   }
 
@@ -136,11 +145,34 @@ export class Segmentation {
     if (this.#forgotten.has(deviceId)) return;
     const pending = this.#pending.get(deviceId);
     if (!pending) {
-      this.#pending.set(deviceId, { earliest: key, positions: position ? [position] : [] });
+      this.#pending.set(deviceId, { earliest: key, positions: position ? [position] : [], noted: position ? null : key });
       return;
     }
     if (compareKeys(key, pending.earliest) < 0) pending.earliest = key;
     if (position) pending.positions.push(position);
+    else if (pending.noted === null || compareKeys(key, pending.noted) < 0) pending.noted = key;
+  }
+
+  /** The device's pending positions but those a read took already (undefined: nothing left to segment). */
+  #withoutTakenAhead(deviceId: number, device: PendingDevice): PendingDevice | undefined {
+    const taken = this.#takenAhead.get(deviceId);
+    if (!taken) return device;
+    const positions = device.positions.filter((position) => !taken.delete(position.id));
+    if (taken.size === 0) this.#takenAhead.delete(deviceId);
+    if (positions.length === device.positions.length) return device;
+    const keys: PositionKey[] = positions.map(({ fixTime, id }) => ({ fixTime, id }));
+    if (device.noted) keys.push(device.noted);
+    if (keys.length === 0) return undefined;
+    return { earliest: keys.reduce((earliest, key) => (compareKeys(key, earliest) < 0 ? key : earliest)), positions, noted: device.noted };
+  }
+
+  /** Remembers the positions a read took that were not handed over yet (at most a page's worth: past that, a rewind is the fallback). */
+  #noteTakenAhead(deviceId: number, taken: Set<number>, handedOver: readonly SegmentedPosition[]): void {
+    for (const position of handedOver) taken.delete(position.id);
+    const earlier = this.#takenAhead.get(deviceId);
+    if (earlier) for (const id of earlier) taken.add(id);
+    if (taken.size === 0 || taken.size > PAGE_SIZE) this.#takenAhead.delete(deviceId);
+    else this.#takenAhead.set(deviceId, taken);
   }
 
   #schedule(delayMs: number): void {
@@ -159,8 +191,13 @@ export class Segmentation {
   }
 
   async #runRound(): Promise<void> {
-    const pending = this.#pending;
+    const pending = new Map<number, PendingDevice>();
+    for (const [deviceId, device] of this.#pending) {
+      const left = this.#withoutTakenAhead(deviceId, device);
+      if (left) pending.set(deviceId, left);
+    }
     this.#pending = new Map();
+    if (pending.size === 0) return;
     let attributes: Map<number, Readonly<Record<string, unknown>>>;
     try {
       attributes = await this.#options.deviceAttributes([...pending.keys()]);
@@ -191,7 +228,9 @@ export class Segmentation {
     for (const deviceId of toRead) {
       const device = pending.get(deviceId) as PendingDevice;
       try {
-        await this.#segmentDevice(deviceId, attributes.get(deviceId) ?? {}, { kind: 'from', key: device.earliest });
+        const taken = new Set<number>();
+        await this.#segmentDevice(deviceId, attributes.get(deviceId) ?? {}, { kind: 'from', key: device.earliest }, taken);
+        this.#noteTakenAhead(deviceId, taken, device.positions);
       } catch (error) {
         this.#options.log.error({ err: error, deviceId }, 'reports: a device could not be segmented; trying again');
         this.#retry(new Map([[deviceId, device]]));
@@ -248,20 +287,23 @@ export class Segmentation {
     this.#schedule(this.#options.delayMs);
   }
 
-  /** Segments one device from its stored positions page by page: its first page restarts as `restart` says, the next ones continue. Answers the positions taken. */
-  async #segmentDevice(deviceId: number, deviceAttributes: Readonly<Record<string, unknown>>, restart: Restart): Promise<number> {
+  /**
+   * Segments one device from its stored positions page by page: its first page restarts as `restart` says, the next ones
+   * continue. Answers the positions taken; `takenIds` hears the ids of those past the device's previous highest.
+   */
+  async #segmentDevice(deviceId: number, deviceAttributes: Readonly<Record<string, unknown>>, restart: Restart, takenIds?: Set<number>): Promise<number> {
     const settings = effectiveSettings({ deviceAttributes, settings: this.#options.settings });
     let taken = 0;
     let next = restart;
     for (;;) {
-      const page = await this.#options.repository.inDevicesTransaction([deviceId], (repository) => this.#segmentPage(repository, deviceId, settings, next));
+      const page = await this.#options.repository.inDevicesTransaction([deviceId], (repository) => this.#segmentPage(repository, deviceId, settings, next, takenIds));
       taken += page;
       if (page < PAGE_SIZE || this.#forgotten.has(deviceId)) return taken;
       next = { kind: 'continue' };
     }
   }
 
-  async #segmentPage(repository: SegmentationRepository, deviceId: number, settings: EngineSettings, restart: Restart): Promise<number> {
+  async #segmentPage(repository: SegmentationRepository, deviceId: number, settings: EngineSettings, restart: Restart, taken?: Set<number>): Promise<number> {
     const stored = await repository.stateOf(deviceId);
     const cursorState = stored && (JSON.parse(stored.state) as DeviceCursorState);
     let state: DeviceCursorState;
@@ -292,6 +334,8 @@ export class Segmentation {
     }
 
     const rows = await repository.positionsFrom(deviceId, from, inclusive, PAGE_SIZE);
+    const seenBefore = cursorState?.seenId ?? 0;
+    if (taken) for (const row of rows) if (Number(row.id) > seenBefore) taken.add(Number(row.id));
     if (rows.length > 0) {
       const outcome = advance(deviceId, state, replacesOngoingFrom, rows.map((row) => storedFromRow(row) as SegmentedPosition), settings);
       await repository.write([outcome], this.#options.clock.now());
