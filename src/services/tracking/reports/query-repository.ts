@@ -204,6 +204,26 @@ export class ReportQueryRepository extends TableAccess<TrackingTables> {
     return query.orderBy('device_id').orderBy('event_time').orderBy('id').limit(limit).execute();
   }
 
+  /**
+   * Per device and geofence, the geofenceEnter that is its last geofence event before `at` (not before `since`): the
+   * visits under way at `at`. One query over the (device, event_time) index for the devices.
+   */
+  async geofenceEntersOpenAt(deviceIds: readonly number[], at: number, since: number): Promise<EventRow[]> {
+    const found: EventRow[] = [];
+    for (const chunk of chunksOf(deviceIds, DEVICE_CHUNK)) {
+      const { rows } = await sql<EventRow & { rank: number }>`
+        select * from (
+          select e.*, row_number() over (partition by e.device_id, e.geofence_id order by e.event_time desc, e.id desc) as rank
+          from events e
+          where e.device_id in (${sql.join(chunk)}) and e.event_time < ${at} and e.event_time >= ${since}
+            and e.type in ('geofenceEnter', 'geofenceExit') and e.geofence_id is not null
+        ) as last_events
+        where rank = 1 and type = 'geofenceEnter'`.execute(this.db);
+      found.push(...rows.map(({ rank: _rank, ...row }) => row));
+    }
+    return found;
+  }
+
   /** The device's nearest event of this type and geofence before (`direction` 'before') or after `at`, within `bound`. */
   nearestGeofenceEvent(deviceId: number, geofenceId: number, type: string, at: number, direction: 'before' | 'after', bound: number): Promise<EventRow | undefined> {
     const query = this.db.selectFrom('events').selectAll().where('device_id', '=', deviceId).where('geofence_id', '=', geofenceId).where('type', '=', type);

@@ -357,33 +357,62 @@ export class ReportService {
   /**
    * Geofence visits that overlap the window, whole: each geofenceEnter paired with the device's next
    * geofenceExit of that geofence. An exit inside the window whose enter came before it looks the
-   * enter up; an enter whose exit is after the window looks the exit up; a device still inside has
-   * no exit. Ascending by (device, enterTime).
+   * enter up; an enter whose exit is after the window looks the exit up; a visit under way at `from`
+   * is found by its enter before (one query for the devices), with or without an event inside; a
+   * device still inside has no exit. Ascending by (device, enterTime).
    */
   async *geofences(scope: ReportScope): AsyncGenerator<GeofenceVisitRow[]> {
+    const openAtFrom = await this.geofenceEntersOpenAt(scope);
+    // Devices with a visit under way at `from` but no geofence event in the window, yielded in device order.
+    const quiet = [...openAtFrom.keys()].sort((a, b) => a - b);
+    const visitsOf = (deviceId: number, events: readonly EventRow[]) => this.visitsOf(scope, deviceId, events, openAtFrom.get(deviceId) ?? []);
     let deviceId: number | undefined;
     let deviceEvents: EventRow[] = [];
     for await (const page of this.events(scope, ['geofenceEnter', 'geofenceExit'])) {
       for (const row of page) {
         if (row.geofence_id === null) continue;
-        if (deviceId !== undefined && row.device_id !== deviceId) {
-          const visits = await this.visitsOf(scope, deviceId, deviceEvents);
-          if (visits.length > 0) yield visits;
-          deviceEvents = [];
+        if (row.device_id !== deviceId) {
+          if (deviceId !== undefined) {
+            const visits = await visitsOf(deviceId, deviceEvents);
+            if (visits.length > 0) yield visits;
+            deviceEvents = [];
+          }
+          while (quiet[0] !== undefined && quiet[0] <= row.device_id) {
+            const quietId = quiet.shift() as number;
+            if (quietId < row.device_id) yield await visitsOf(quietId, []);
+          }
         }
         deviceId = row.device_id;
         deviceEvents.push(row);
       }
     }
     if (deviceId !== undefined) {
-      const visits = await this.visitsOf(scope, deviceId, deviceEvents);
+      const visits = await visitsOf(deviceId, deviceEvents);
       if (visits.length > 0) yield visits;
     }
+    for (const quietId of quiet) yield await visitsOf(quietId, []);
   }
 
-  private async visitsOf(scope: ReportScope, deviceId: number, events: readonly EventRow[]): Promise<GeofenceVisitRow[]> {
+  /** Per device, the geofenceEnters of the visits under way at the window's start (not before the plan's cut). */
+  private async geofenceEntersOpenAt(scope: ReportScope): Promise<Map<number, EventRow[]>> {
+    const bySince = new Map<number, number[]>();
+    for (const deviceId of scope.deviceIds) {
+      const since = scope.servedFrom.get(deviceId) ?? Number.MIN_SAFE_INTEGER;
+      bySince.set(since, [...(bySince.get(since) ?? []), deviceId]);
+    }
+    const enters = new Map<number, EventRow[]>();
+    for (const [since, deviceIds] of bySince) {
+      for (const enter of await this.reports.geofenceEntersOpenAt(deviceIds, scope.range.from, since)) {
+        enters.set(enter.device_id, [...(enters.get(enter.device_id) ?? []), enter]);
+      }
+    }
+    return enters;
+  }
+
+  /** The device's visits from its geofence events in the window and the enters of its visits under way at `from`. */
+  private async visitsOf(scope: ReportScope, deviceId: number, events: readonly EventRow[], openAtFrom: readonly EventRow[]): Promise<GeofenceVisitRow[]> {
     const since = scope.servedFrom.get(deviceId) ?? Number.MIN_SAFE_INTEGER;
-    const open = new Map<number, EventRow>();
+    const open = new Map<number, EventRow>(openAtFrom.map((enter) => [enter.geofence_id as number, enter]));
     const pairs: { geofenceId: number; enter: EventRow; exit: EventRow | undefined }[] = [];
     for (const event of events) {
       const geofenceId = event.geofence_id as number;
