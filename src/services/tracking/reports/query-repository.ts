@@ -4,7 +4,8 @@ import { TableAccess } from '../../../platform/db/table-access.ts';
 import { chunksOf } from '../chunks.ts';
 import type { EventRow } from '../events/repository.ts';
 import type { PositionRow, TimeRange } from '../positions/repository.ts';
-import type { StopsTable, SummaryHoursTable, TrackingTables, TripsTable } from '../tables.ts';
+import type { PositionKey } from './segmentation/repository.ts';
+import type { MotionCheckpointsTable, StopsTable, SummaryHoursTable, TrackingTables, TripsTable } from '../tables.ts';
 
 export type TripRow = Selectable<TripsTable>;
 export type StopRow = Selectable<StopsTable>;
@@ -25,6 +26,9 @@ export interface DeviceCursor {
 
 /** One device's hours within one bucket of time (a day of a daily summary, or the whole window), summed as one hour is. */
 export type HourSums = Omit<SummaryHoursTable, 'hour_start'> & { bucket: number };
+
+/** A stored state of the segmentation: the machine's state before the position at (fix_time, position_id). */
+export type StoredCheckpoint = Selectable<MotionCheckpointsTable>;
 
 /** Half-open [start, end) of whole UTC hours. */
 export interface HourBucket {
@@ -141,18 +145,49 @@ export class ReportQueryRepository extends TableAccess<TrackingTables> {
     return rows;
   }
 
-  /** Per device, its last position before `at` (the one a step into `at` starts from), not older than `since`. */
-  async positionsBefore(deviceIds: readonly number[], at: number, since: number): Promise<PositionRow[]> {
+  /** Per device, its last position before `at` (the one a step into `at` starts from). */
+  async positionsBefore(deviceIds: readonly number[], at: number): Promise<PositionRow[]> {
     const found: PositionRow[] = [];
     for (const chunk of chunksOf(deviceIds, LOOKUP_CHUNK)) {
       const lookups = chunk.map(
         (deviceId, index) =>
-          sql`select * from (select * from positions where device_id = ${deviceId} and fix_time < ${at} and fix_time >= ${since} order by fix_time desc, id desc limit 1) as ${sql.ref(`p${index}`)}`,
+          sql`select * from (select * from positions where device_id = ${deviceId} and fix_time < ${at} order by fix_time desc, id desc limit 1) as ${sql.ref(`p${index}`)}`,
       );
       const { rows } = await sql<PositionRow>`${sql.join(lookups, sql` union all `)}`.execute(this.db);
       found.push(...rows);
     }
     return found;
+  }
+
+  /**
+   * Per device, the segmentation's last checkpoint at or before `at` (the machine's state before the first position
+   * of an hour): one index step back per device.
+   */
+  async checkpointsBefore(deviceIds: readonly number[], at: number): Promise<StoredCheckpoint[]> {
+    const found: StoredCheckpoint[] = [];
+    for (const chunk of chunksOf(deviceIds, LOOKUP_CHUNK)) {
+      const lookups = chunk.map(
+        (deviceId, index) =>
+          sql`select * from (select device_id, fix_time, position_id, state from motion_checkpoints where device_id = ${deviceId} and fix_time <= ${at} order by fix_time desc, position_id desc limit 1) as ${sql.ref(`c${index}`)}`,
+      );
+      const { rows } = await sql<StoredCheckpoint>`${sql.join(lookups, sql` union all `)}`.execute(this.db);
+      found.push(...rows.map((row) => ({ device_id: Number(row.device_id), fix_time: Number(row.fix_time), position_id: Number(row.position_id), state: row.state })));
+    }
+    return found;
+  }
+
+  /** Per device, its positions from a key (inclusive) to before `until`, in (device, fixTime, id) order. */
+  async positionsBetween(starts: readonly { deviceId: number; from: PositionKey }[], until: number): Promise<PositionRow[]> {
+    const found: PositionRow[] = [];
+    for (const chunk of chunksOf(starts, LOOKUP_CHUNK)) {
+      const lookups = chunk.map(
+        ({ deviceId, from }, index) =>
+          sql`select * from (select * from positions where device_id = ${deviceId} and (fix_time, id) >= (${from.fixTime}, ${from.id}) and fix_time < ${until}) as ${sql.ref(`p${index}`)}`,
+      );
+      const { rows } = await sql<PositionRow>`${sql.join(lookups, sql` union all `)}`.execute(this.db);
+      found.push(...rows);
+    }
+    return found.sort((a, b) => a.device_id - b.device_id || a.fix_time - b.fix_time || a.id - b.id);
   }
 
   /** A page of the devices' events in the range, of these types (none: all), ordered by (device, eventTime, id). */
@@ -167,6 +202,26 @@ export class ReportQueryRepository extends TableAccess<TrackingTables> {
     if (types.length > 0) query = query.where('type', 'in', types);
     if (cursor) query = query.where(after('event_time', cursor));
     return query.orderBy('device_id').orderBy('event_time').orderBy('id').limit(limit).execute();
+  }
+
+  /**
+   * Per device and geofence, the geofenceEnter that is its last geofence event before `at` (not before `since`): the
+   * visits under way at `at`. One query over the (device, event_time) index for the devices.
+   */
+  async geofenceEntersOpenAt(deviceIds: readonly number[], at: number, since: number): Promise<EventRow[]> {
+    const found: EventRow[] = [];
+    for (const chunk of chunksOf(deviceIds, DEVICE_CHUNK)) {
+      const { rows } = await sql<EventRow & { rank: number }>`
+        select * from (
+          select e.*, row_number() over (partition by e.device_id, e.geofence_id order by e.event_time desc, e.id desc) as rank
+          from events e
+          where e.device_id in (${sql.join(chunk)}) and e.event_time < ${at} and e.event_time >= ${since}
+            and e.type in ('geofenceEnter', 'geofenceExit') and e.geofence_id is not null
+        ) as last_events
+        where rank = 1 and type = 'geofenceEnter'`.execute(this.db);
+      found.push(...rows.map(({ rank: _rank, ...row }) => row));
+    }
+    return found;
   }
 
   /** The device's nearest event of this type and geofence before (`direction` 'before') or after `at`, within `bound`. */

@@ -7,13 +7,16 @@ import type { Permission } from '../../../platform/access-policy.ts';
 import { AppError } from '../errors.ts';
 import type { EventRow } from '../events/repository.ts';
 import type { HistoryCut } from '../history-cut.ts';
+import { storedFromRow } from '../ingest/rows.ts';
 import type { PositionRow, TimeRange } from '../positions/repository.ts';
 import { HISTORY_PAGE_SIZE } from '../positions/service.ts';
 import { timeRange } from '../query.ts';
 import type { TrackingStore } from '../store.ts';
 import type { DeviceCursor, ReportQueryRepository, SpanRows, SpanTable, StopRow, TripRow } from './query-repository.ts';
-import { addUp, partsOf, periodsOf, sumsOfHours, sumsOfPositions } from './summary.ts';
-import type { Period, Sums } from './summary.ts';
+import { hourOf, sumsOfRun } from './segmentation/machine.ts';
+import type { SegmentationState, SegmentedPosition, Sums, SumsTrail } from './segmentation/machine.ts';
+import { addUp, partsOf, periodsOf, sumsOfHours } from './summary.ts';
+import type { Period } from './summary.ts';
 import { ZoneClock, canonicalTimeZone } from './time-zone.ts';
 
 const DAY_MS = 86_400_000;
@@ -263,26 +266,37 @@ export class ReportService {
     for (let start = 0; start < rows.length; start += REPORT_PAGE_SIZE) yield rows.slice(start, start + REPORT_PAGE_SIZE);
   }
 
-  /** Per device, the sums of its positions in one partial hour (with the step into it). */
+  /**
+   * Per device, the sums of its positions in one partial hour, by the segmentation's rule: the machine's trail before
+   * the edge is replayed from its last checkpoint (the state before that hour's first position), so the first step
+   * and the readings carried from earlier positions are those summary_hours counted.
+   */
   private async edgeSums(deviceIds: readonly number[], edge: Period, since: number): Promise<Map<number, Sums>> {
-    const positions = await this.reports.positionsIn(deviceIds, edge);
-    const byDevice = new Map<number, PositionRow[]>();
-    for (const row of positions) {
-      let list = byDevice.get(row.device_id);
-      if (!list) byDevice.set(row.device_id, (list = []));
-      list.push(row);
-    }
-    const previous = new Map((await this.reports.positionsBefore([...byDevice.keys()], edge.from, since)).map((row) => [row.device_id, row]));
+    const inEdge = byDevice(await this.reports.positionsIn(deviceIds, edge));
+    const present = [...inEdge.keys()];
+    const checkpoints = new Map((await this.reports.checkpointsBefore(present, edge.from)).map((row) => [row.device_id, row]));
+    // Without a checkpoint (segmentation has not reached the device's positions before the edge yet) the trail starts at
+    // its last position before the edge's hour: the first step still counts, readings it did not report are unknown.
+    const hourStart = hourOf(edge.from);
+    const unsegmented = present.filter((deviceId) => !checkpoints.has(deviceId));
+    const lastBefore = new Map((await this.reports.positionsBefore(unsegmented, hourStart)).map((row) => [row.device_id, { fixTime: row.fix_time, id: row.id }]));
+    const starts = present.map((deviceId) => {
+      const checkpoint = checkpoints.get(deviceId);
+      return { deviceId, from: checkpoint ? { fixTime: checkpoint.fix_time, id: checkpoint.position_id } : (lastBefore.get(deviceId) ?? { fixTime: hourStart, id: 0 }) };
+    });
+    const lead = byDevice(await this.reports.positionsBetween(starts, edge.from));
     const sums = new Map<number, Sums>();
-    for (const [deviceId, list] of byDevice) {
-      const total = sumsOfPositions(list, previous.get(deviceId));
+    for (const [deviceId, rows] of inEdge) {
+      const checkpoint = checkpoints.get(deviceId);
+      const state: SumsTrail = checkpoint ? (JSON.parse(checkpoint.state) as SegmentationState) : { last: null, lastFix: null };
+      const { trail } = sumsOfRun(state, (lead.get(deviceId) ?? []).map(segmentedOf));
+      const total = sumsOfRun(trail, rows.map(segmentedOf), since).sums;
       if (total) sums.set(deviceId, total);
     }
     return sums;
   }
 
   private summaryRow(scope: ReportScope, deviceId: number, sums: Sums): SummaryReportRow {
-    const startOdometer = sums.startOdometer ?? 0;
     return {
       deviceId,
       deviceName: this.nameOf(scope, deviceId),
@@ -293,8 +307,8 @@ export class ReportService {
       maxSpeed: sums.maxSpeed,
       engineHours: sums.engineHours,
       spentFuel: sums.spentFuel,
-      startOdometer,
-      endOdometer: sums.endOdometer ?? startOdometer + sums.distance,
+      startOdometer: sums.startOdometer,
+      endOdometer: sums.endOdometer,
     };
   }
 
@@ -343,33 +357,62 @@ export class ReportService {
   /**
    * Geofence visits that overlap the window, whole: each geofenceEnter paired with the device's next
    * geofenceExit of that geofence. An exit inside the window whose enter came before it looks the
-   * enter up; an enter whose exit is after the window looks the exit up; a device still inside has
-   * no exit. Ascending by (device, enterTime).
+   * enter up; an enter whose exit is after the window looks the exit up; a visit under way at `from`
+   * is found by its enter before (one query for the devices), with or without an event inside; a
+   * device still inside has no exit. Ascending by (device, enterTime).
    */
   async *geofences(scope: ReportScope): AsyncGenerator<GeofenceVisitRow[]> {
+    const openAtFrom = await this.geofenceEntersOpenAt(scope);
+    // Devices with a visit under way at `from` but no geofence event in the window, yielded in device order.
+    const quiet = [...openAtFrom.keys()].sort((a, b) => a - b);
+    const visitsOf = (deviceId: number, events: readonly EventRow[]) => this.visitsOf(scope, deviceId, events, openAtFrom.get(deviceId) ?? []);
     let deviceId: number | undefined;
     let deviceEvents: EventRow[] = [];
     for await (const page of this.events(scope, ['geofenceEnter', 'geofenceExit'])) {
       for (const row of page) {
         if (row.geofence_id === null) continue;
-        if (deviceId !== undefined && row.device_id !== deviceId) {
-          const visits = await this.visitsOf(scope, deviceId, deviceEvents);
-          if (visits.length > 0) yield visits;
-          deviceEvents = [];
+        if (row.device_id !== deviceId) {
+          if (deviceId !== undefined) {
+            const visits = await visitsOf(deviceId, deviceEvents);
+            if (visits.length > 0) yield visits;
+            deviceEvents = [];
+          }
+          while (quiet[0] !== undefined && quiet[0] <= row.device_id) {
+            const quietId = quiet.shift() as number;
+            if (quietId < row.device_id) yield await visitsOf(quietId, []);
+          }
         }
         deviceId = row.device_id;
         deviceEvents.push(row);
       }
     }
     if (deviceId !== undefined) {
-      const visits = await this.visitsOf(scope, deviceId, deviceEvents);
+      const visits = await visitsOf(deviceId, deviceEvents);
       if (visits.length > 0) yield visits;
     }
+    for (const quietId of quiet) yield await visitsOf(quietId, []);
   }
 
-  private async visitsOf(scope: ReportScope, deviceId: number, events: readonly EventRow[]): Promise<GeofenceVisitRow[]> {
+  /** Per device, the geofenceEnters of the visits under way at the window's start (not before the plan's cut). */
+  private async geofenceEntersOpenAt(scope: ReportScope): Promise<Map<number, EventRow[]>> {
+    const bySince = new Map<number, number[]>();
+    for (const deviceId of scope.deviceIds) {
+      const since = scope.servedFrom.get(deviceId) ?? Number.MIN_SAFE_INTEGER;
+      bySince.set(since, [...(bySince.get(since) ?? []), deviceId]);
+    }
+    const enters = new Map<number, EventRow[]>();
+    for (const [since, deviceIds] of bySince) {
+      for (const enter of await this.reports.geofenceEntersOpenAt(deviceIds, scope.range.from, since)) {
+        enters.set(enter.device_id, [...(enters.get(enter.device_id) ?? []), enter]);
+      }
+    }
+    return enters;
+  }
+
+  /** The device's visits from its geofence events in the window and the enters of its visits under way at `from`. */
+  private async visitsOf(scope: ReportScope, deviceId: number, events: readonly EventRow[], openAtFrom: readonly EventRow[]): Promise<GeofenceVisitRow[]> {
     const since = scope.servedFrom.get(deviceId) ?? Number.MIN_SAFE_INTEGER;
-    const open = new Map<number, EventRow>();
+    const open = new Map<number, EventRow>(openAtFrom.map((enter) => [enter.geofence_id as number, enter]));
     const pairs: { geofenceId: number; enter: EventRow; exit: EventRow | undefined }[] = [];
     for (const event of events) {
       const geofenceId = event.geofence_id as number;
@@ -399,4 +442,19 @@ export class ReportService {
       }))
       .sort((a, b) => a.enterTime - b.enterTime || a.geofenceId - b.geofenceId);
   }
+}
+
+/** Rows grouped by device, in their order. */
+function byDevice(rows: readonly PositionRow[]): Map<number, PositionRow[]> {
+  const groups = new Map<number, PositionRow[]>();
+  for (const row of rows) {
+    let list = groups.get(row.device_id);
+    if (!list) groups.set(row.device_id, (list = []));
+    list.push(row);
+  }
+  return groups;
+}
+
+function segmentedOf(row: PositionRow): SegmentedPosition {
+  return storedFromRow(row) as SegmentedPosition;
 }

@@ -422,7 +422,7 @@ describeEachEngine('report routes', (engine) => {
     assert.deepEqual(csv.slice(1).map((record) => Number(record[0])), route.map((position) => position.id));
   });
 
-  it('geofences: each enter paired with its exit, a visit overlapping the window whole, one still inside without an exit', async () => {
+  it('geofences: each enter paired with its exit, a visit overlapping the window whole (one spanning it too), one still inside without an exit', async () => {
     const created = await server.app.inject({ method: 'POST', url: '/api/geofences/', headers: stranger.authorization, payload: { name: 'Depot', area: 'CIRCLE (52.5 13.5, 500)' } });
     assert.equal(created.statusCode, 201, created.body);
     const geofenceId = created.json().id as number;
@@ -442,7 +442,9 @@ describeEachEngine('report routes', (engine) => {
       { deviceId: devices.fences, geofenceId, geofenceName: 'Depot', enterTime: iso(at(40)), exitTime: null, duration: null },
     ]);
     const middle = await rows(`/api/reports/geofences?deviceId=${devices.fences}&${window(at(15), at(25))}`, stranger);
-    assert.deepEqual(middle, [], 'a window inside a visit holds neither its enter nor its exit event');
+    assert.deepEqual(middle, [visits[0]], 'a visit under way across the whole window, with no event inside it, is found by its enter before');
+    const still = await rows(`/api/reports/geofences?deviceId=${devices.fences}&${window(at(50), at(60))}`, stranger);
+    assert.deepEqual(still, [visits[1]], 'a device still inside since before the window');
     const tail = await rows(`/api/reports/geofences?deviceId=${devices.fences}&${window(at(25), at(35))}`, stranger);
     assert.deepEqual(tail, [visits[0]], 'an exit in the window brings its visit whole');
     const head = await rows(`/api/reports/geofences?deviceId=${devices.fences}&${window(at(5), at(15))}`, stranger);

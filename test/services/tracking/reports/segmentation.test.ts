@@ -235,6 +235,52 @@ describeEachEngine('Segmentation at ingestion', (engine) => {
     await waitFor(count, (value) => value === 0, 'the deleted device rows to go');
   });
 
+  it('a summary is the same whatever window cuts its hours: partial edges add up as whole hours do', async () => {
+    const deviceId = await registerDevice(server, owner, 'seg-summary', TRACCAR_TEST);
+    // 08:03 to 11:57 every 6 minutes: no odometer at first (measured), then one on two positions in three; `fuel`
+    // falls (one refill), `hours` on every other position.
+    for (let index = 0; index < 40; index++) {
+      const reading: DeviceFix = {
+        ...fix(T0 + 3 * MINUTE, index * 6, (index * 7) % 40, index * 450),
+        odometer: index >= 5 && index % 3 !== 1 ? 100_000 + index * 500 : undefined,
+      };
+      const extra = new URLSearchParams({ fuel: String(index === 20 ? 90 : 80 - index * 0.5) });
+      if (index % 2 === 0) extra.set('hours', String(index * 360_000));
+      const response = await request(`${osmand}/?${osmAndQuery('seg-summary', reading)}&${extra}`);
+      await response.body.text();
+      assert.equal(response.statusCode, 200);
+    }
+    await settled();
+    const summary = async (from: number, to: number) => {
+      const response = await server.app.inject({ url: `/api/reports/summary?deviceId=${deviceId}&from=${new Date(from).toISOString()}&to=${new Date(to).toISOString()}`, headers: owner.authorization });
+      assert.equal(response.statusCode, 200, response.body);
+      const [row, ...rest] = response.json() as Record<string, number>[];
+      assert.ok(row);
+      assert.deepEqual(rest, []);
+      return row;
+    };
+    const close = (actual: number, expected: number, what: string) => assert.ok(Math.abs(actual - expected) < 1e-6, `${what}: ${actual} ≠ ${expected}`);
+    const addsUp = (whole: Record<string, number>, parts: Record<string, number>[], what: string) => {
+      for (const field of ['distance', 'engineHours', 'spentFuel']) close(whole[field] as number, parts.reduce((sum, part) => sum + (part[field] as number), 0), `${what} ${field}`);
+      assert.equal(whole['maxSpeed'], Math.max(...parts.map((part) => part['maxSpeed'] as number)), `${what} maxSpeed`);
+      assert.equal(whole['startOdometer'], parts[0]?.['startOdometer'], `${what} startOdometer`);
+      assert.equal(whole['endOdometer'], parts.at(-1)?.['endOdometer'], `${what} endOdometer`);
+    };
+
+    // 08:20–11:40 (partial first and last hours) against 08:20–09:30 and 09:30–11:40 (each cutting the 09:00 hour).
+    const window = await summary(T0 + 20 * MINUTE, T0 + 220 * MINUTE);
+    addsUp(window, [await summary(T0 + 20 * MINUTE, T0 + 90 * MINUTE - 1), await summary(T0 + 90 * MINUTE, T0 + 220 * MINUTE)], 'split mid-hour');
+    assert.ok(window['distance']! > 0 && window['engineHours']! > 0 && window['spentFuel']! !== 0, JSON.stringify(window));
+
+    // 09:00–11:00 is its two whole hours of summary_hours, and the same cut at 10:30.
+    const hours = await db.selectFrom('summary_hours').selectAll().where('device_id', '=', deviceId).where('hour_start', '>=', T0 + 60 * MINUTE).where('hour_start', '<', T0 + 180 * MINUTE).orderBy('hour_start').execute();
+    assert.equal(hours.length, 2);
+    const aligned = await summary(T0 + 60 * MINUTE, T0 + 180 * MINUTE - 1);
+    const ofHours = hours.map((hour) => ({ distance: Number(hour.distance), engineHours: Number(hour.engine_hours), spentFuel: Number(hour.spent_fuel), maxSpeed: Number(hour.max_speed), startOdometer: Number(hour.start_odometer), endOdometer: Number(hour.end_odometer) }));
+    addsUp(aligned, ofHours, 'whole hours');
+    addsUp(aligned, [await summary(T0 + 60 * MINUTE, T0 + 150 * MINUTE - 1), await summary(T0 + 150 * MINUTE, T0 + 180 * MINUTE - 1)], 'split at 10:30');
+  });
+
   it('a replay of the simulator through a real socket segments as a rebuild does', async () => {
     const uniqueIds = simulatedIds('356307042440100', 3);
     // Thresholds at the simulator's pace: a lap of ~630 m in ~6 s, then a 2 s stop.

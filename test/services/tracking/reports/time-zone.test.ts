@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { partsOf, periodsOf, sumsOfPositions, addUp } from '../../../../src/services/tracking/reports/summary.ts';
+import { partsOf, periodsOf, addUp } from '../../../../src/services/tracking/reports/summary.ts';
 import { ZoneClock, canonicalTimeZone } from '../../../../src/services/tracking/reports/time-zone.ts';
-import { positionRow } from '../../../factories/position.ts';
 
 const HOUR = 3_600_000;
 const at = (text: string) => Date.parse(text);
@@ -63,24 +62,11 @@ describe('summary parts', () => {
     assert.deepEqual(periodsOf({ from: 0, to: 99 }, [40, 70]), [{ from: 0, to: 39 }, { from: 40, to: 69 }, { from: 70, to: 99 }]);
   });
 
-  it('positions sum their steps: odometer where both ends have one, else great-circle; engine hours and fuel from their attributes', () => {
-    const row = (id: number, time: number, attributes: object, latitude = 52.5) => positionRow({ id, fix_time: time, latitude, speed: id * 10, attributes: JSON.stringify(attributes) });
-    const previous = row(1, 0, { odometer: 1000, hours: 5_000, fuel: 50 });
-    const sums = sumsOfPositions([row(2, 10, { odometer: 1600, hours: 6_000, fuel: 49 }), row(3, 20, {}, 52.51), row(4, 30, { odometer: 2000 })], previous);
-    assert.ok(sums);
-    // 600 by odometer, then two great-circle steps of 0.01° of latitude (1 111.95 m each way).
-    assert.ok(Math.abs(sums.distance - (600 + 2 * 1111.95)) < 1, String(sums.distance));
-    assert.deepEqual({ ...sums, distance: 0 }, {
-      firstTime: 10, lastTime: 30, positions: 3, distance: 0, maxSpeed: 40, speedSum: 90, startOdometer: 1600, endOdometer: 2000, engineHours: 1000, spentFuel: 1,
+  it('parts add up in time order: the odometers run from the first part to the last', () => {
+    const part = (firstTime: number, distance: number, odometer: number) => ({
+      firstTime, lastTime: firstTime + 5, positions: 2, distance, maxSpeed: firstTime, speedSum: 10, startOdometer: odometer, endOdometer: odometer + distance, engineHours: 1, spentFuel: 2,
     });
-    assert.equal(sumsOfPositions([], previous), undefined);
-  });
-
-  it('parts add up; odometers unknown in a part are carried by distance', () => {
-    const part = (firstTime: number, distance: number, odometer: number | null) => ({
-      firstTime, lastTime: firstTime + 5, positions: 2, distance, maxSpeed: firstTime, speedSum: 10, startOdometer: odometer, endOdometer: odometer === null ? null : odometer + distance, engineHours: 1, spentFuel: 2,
-    });
-    assert.deepEqual(addUp([part(0, 100, null), undefined, part(10, 50, 1000), part(20, 30, null)]), {
+    assert.deepEqual(addUp([part(0, 100, 900), undefined, part(10, 50, 1000), part(20, 30, 1050)]), {
       firstTime: 0, lastTime: 25, positions: 6, distance: 180, maxSpeed: 20, speedSum: 30, startOdometer: 900, endOdometer: 1080, engineHours: 3, spentFuel: 6,
     });
     assert.equal(addUp([undefined]), undefined);

@@ -41,9 +41,11 @@ export interface OpenSegment {
   maxSpeed: number;
 }
 
-/** One device's positions within one UTC hour, summed (a row of summary_hours). */
-export interface HourSums {
-  hourStart: number;
+/**
+ * One device's positions over some time, summed: each position brings its own speed and the step from the position
+ * before it (distance, engine time, fuel spent). The odometers are the reported reading, else the measured total.
+ */
+export interface Sums {
   firstTime: number;
   lastTime: number;
   positions: number;
@@ -54,6 +56,17 @@ export interface HourSums {
   endOdometer: number;
   engineHours: number;
   spentFuel: number;
+}
+
+/** One device's positions within one UTC hour, summed (a row of summary_hours). */
+export interface HourSums extends Sums {
+  hourStart: number;
+}
+
+/** What the sums of the next position start from: the last position taken and the last valid fix. */
+export interface SumsTrail {
+  last: Mark | null;
+  lastFix: LatLon | null;
 }
 
 /** Everything the machine remembers about one device: plain JSON, stored in motion_states and in the checkpoints. */
@@ -105,24 +118,8 @@ export function compareKeys(a: { fixTime: number; id: number }, b: { fixTime: nu
  * ones (engine/values.ts effectiveSettings). The input state is not modified.
  */
 export function step(state: SegmentationState, position: SegmentedPosition, settings: EngineSettings): StepResult {
-  const attributes = position.attributes ?? {};
-  const { fix, leg } = measureLeg(state.lastFix, position);
+  const { mark, lastFix } = take(state, position);
   const previous = state.last;
-  const mark: Mark = {
-    positionId: position.id,
-    time: position.fixTime,
-    // As JSON keeps them: the state goes through JSON between rounds, and a position read back must give the same rows.
-    lat: jsonSafe(position.latitude),
-    lon: jsonSafe(position.longitude),
-    speed: jsonSafe(position.speed ?? 0),
-    odometer: reportedOdometer(attributes) ?? previous?.odometer ?? null,
-    measured: (previous?.measured ?? 0) + leg,
-    fuel: readNumber(attributes['fuel']) ?? previous?.fuel ?? null,
-    fuelUsed: readNumber(attributes['fuelUsed']) ?? previous?.fuelUsed ?? null,
-    hours: readNumber(attributes['hours']) ?? previous?.hours ?? null,
-    driverUniqueId: readText(attributes['driverUniqueId']) ?? previous?.driverUniqueId ?? null,
-  };
-
   const { hour, hourBegun } = addToHour(state.hour, previous, mark);
   const motion = updateMotion(state.motion, {
     position,
@@ -166,10 +163,48 @@ export function step(state: SegmentationState, position: SegmentedPosition, sett
   }
 
   return {
-    state: { motion: motion.motion, last: mark, lastFix: fix ?? state.lastFix, pending, pendingMaxSpeed, open, hour },
+    state: { motion: motion.motion, last: mark, lastFix, pending, pendingMaxSpeed, open, hour },
     closed,
     hourBegun,
   };
+}
+
+/**
+ * Sums a run of positions (in order, after the trail) by the rule summary_hours is written by, so a part of an hour
+ * adds up with whole hours; a step from a position before `stepsSince` counts nothing. The sums are null without positions.
+ */
+export function sumsOfRun(trail: SumsTrail, positions: readonly SegmentedPosition[], stepsSince = Number.MIN_SAFE_INTEGER): { sums: Sums | null; trail: SumsTrail } {
+  let sums: Sums | null = null;
+  let { last, lastFix } = trail;
+  for (const position of positions) {
+    const taken = take({ last, lastFix }, position);
+    sums = addPosition(sums, last !== null && last.time >= stepsSince ? last : null, taken.mark);
+    last = taken.mark;
+    lastFix = taken.lastFix;
+  }
+  return { sums, trail: { last, lastFix } };
+}
+
+/** A position's mark (its readings, or the last ones reported before it) and the last valid fix after it. */
+function take(trail: SumsTrail, position: SegmentedPosition): { mark: Mark; lastFix: LatLon | null } {
+  const attributes = position.attributes ?? {};
+  const { fix, leg } = measureLeg(trail.lastFix, position);
+  const previous = trail.last;
+  const mark: Mark = {
+    positionId: position.id,
+    time: position.fixTime,
+    // As JSON keeps them: the state goes through JSON between rounds, and a position read back must give the same rows.
+    lat: jsonSafe(position.latitude),
+    lon: jsonSafe(position.longitude),
+    speed: jsonSafe(position.speed ?? 0),
+    odometer: reportedOdometer(attributes) ?? previous?.odometer ?? null,
+    measured: (previous?.measured ?? 0) + leg,
+    fuel: readNumber(attributes['fuel']) ?? previous?.fuel ?? null,
+    fuelUsed: readNumber(attributes['fuelUsed']) ?? previous?.fuelUsed ?? null,
+    hours: readNumber(attributes['hours']) ?? previous?.hours ?? null,
+    driverUniqueId: readText(attributes['driverUniqueId']) ?? previous?.driverUniqueId ?? null,
+  };
+  return { mark, lastFix: fix ?? trail.lastFix };
 }
 
 /** The segment in progress, ending at the latest position; none before the first position or while it has no length. */
@@ -212,25 +247,23 @@ function reportedOdometer(attributes: Record<string, unknown>): number | null {
 /** Adds a position to its hour's sums; a step between two positions counts in the hour of the later one. */
 function addToHour(hour: HourSums | null, previous: Mark | null, mark: Mark): { hour: HourSums; hourBegun: boolean } {
   const hourStart = hourOf(mark.time);
-  const reading = mark.odometer ?? mark.measured;
   const begun = hour === null || hour.hourStart !== hourStart;
-  const base: HourSums = begun
-    ? { hourStart, firstTime: mark.time, lastTime: mark.time, positions: 0, distance: 0, maxSpeed: 0, speedSum: 0, startOdometer: reading, endOdometer: reading, engineHours: 0, spentFuel: 0 }
-    : (hour as HourSums);
-  const stepDistance = previous === null ? 0 : distanceBetween(previous, mark).distance;
-  return {
-    hourBegun: begun,
-    hour: {
-      ...base,
-      lastTime: mark.time,
-      positions: base.positions + 1,
-      distance: base.distance + stepDistance,
-      maxSpeed: Math.max(base.maxSpeed, mark.speed),
-      speedSum: base.speedSum + mark.speed,
-      endOdometer: reading,
-      engineHours: base.engineHours + (previous === null ? 0 : (hoursBetween(previous, mark) ?? 0)),
-      spentFuel: base.spentFuel + (previous === null ? 0 : (fuelBetween(previous, mark) ?? 0)),
-    },
-  };
+  return { hourBegun: begun, hour: { ...addPosition(begun ? null : hour, previous, mark), hourStart } };
 }
 
+/** Adds a position, and the step to it from `previous` (none from null), to the sums (null: none yet). */
+function addPosition(sums: Sums | null, previous: Mark | null, mark: Mark): Sums {
+  const reading = mark.odometer ?? mark.measured;
+  const base: Sums = sums ?? { firstTime: mark.time, lastTime: mark.time, positions: 0, distance: 0, maxSpeed: 0, speedSum: 0, startOdometer: reading, endOdometer: reading, engineHours: 0, spentFuel: 0 };
+  return {
+    ...base,
+    lastTime: mark.time,
+    positions: base.positions + 1,
+    distance: base.distance + (previous === null ? 0 : distanceBetween(previous, mark).distance),
+    maxSpeed: Math.max(base.maxSpeed, mark.speed),
+    speedSum: base.speedSum + mark.speed,
+    endOdometer: reading,
+    engineHours: base.engineHours + (previous === null ? 0 : (hoursBetween(previous, mark) ?? 0)),
+    spentFuel: base.spentFuel + (previous === null ? 0 : (fuelBetween(previous, mark) ?? 0)),
+  };
+}
