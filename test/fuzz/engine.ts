@@ -55,8 +55,10 @@ export async function startFuzzSession(engine: TestEngine): Promise<FuzzSession>
     if (!database) throw new Error('the test server has no database');
     const world = new FuzzWorld(server, providers);
     await world.build();
-    // Facts the fixtures recorded (stored events for notifications) are handled before the first snapshot.
+    // Facts the fixtures recorded (stored events for notifications) and the trips and stops of their positions are
+    // written before the first snapshot.
     await server.outbox?.drainNow();
+    await server.tracking?.segmentation.settled();
     const operations = operationsOf((await server.app.inject({ url: '/openapi.json' })).json());
     const tables = await tableNames(database);
     const readDigests = () => digests(database, tables);
@@ -79,6 +81,7 @@ export async function startFuzzSession(engine: TestEngine): Promise<FuzzSession>
       const broken = await world.brokenReads();
       await world.repair();
       await server.outbox?.drainNow();
+      await server.tracking?.segmentation.settled();
       state = { digests: await readDigests(), rows: await readRows() };
       return broken;
     };
@@ -100,6 +103,7 @@ export async function startFuzzSession(engine: TestEngine): Promise<FuzzSession>
           // Work a request sets going after its answer (mails, facts between modules) belongs to that request.
           await server.auth?.mailSettled();
           await server.outbox?.drainNow();
+          await server.tracking?.segmentation.settled();
           report.sent += 1;
           report.statuses.set(answer.status, (report.statuses.get(answer.status) ?? 0) + 1);
           const changed = !sameDigests(state.digests, await readDigests());
