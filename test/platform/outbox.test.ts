@@ -259,18 +259,19 @@ describeEachEngine('outbox', (engine) => {
 
   it('renews the lease of a slow but live handler, so a second instance never takes its fact', async () => {
     const handled: string[] = [];
-    const slow = outbox({ leaseMs: 150 });
+    // A lease long enough that a loaded machine's scheduling stalls never outlast two renewals (one a third of a lease).
+    const slow = outbox({ leaseMs: 500 });
     slow.consume('devices', 'auth.user.deleted', async ({ userId }) => {
       handled.push(`slow ${userId}`);
-      await new Promise((resolve) => setTimeout(resolve, 800));
+      await new Promise((resolve) => setTimeout(resolve, 2500));
     });
     await record(slow, 1);
     slow.start();
     await eventually(() => handled.length === 1, 'the first instance claimed the fact');
-    const other = outbox({ leaseMs: 150 });
+    const other = outbox({ leaseMs: 500 });
     other.consume('devices', 'auth.user.deleted', ({ userId }) => void handled.push(`other ${userId}`));
     other.start();
-    await eventually(async () => (await pending()).every((row) => row.consumer !== 'devices'), 'the slow handler finished', 5000);
+    await eventually(async () => (await pending()).every((row) => row.consumer !== 'devices'), 'the slow handler finished', 10_000);
     await other.drainNow();
     assert.deepEqual(handled, ['slow 1'], 'five leases long, taken once');
   });
