@@ -40,6 +40,16 @@ async function markerPixels(page: Page): Promise<Record<DeviceStatus, number>> {
   return counts;
 }
 
+/** The marker pixels once `drawn` holds of them (the map draws a frame or more after it says it is ready), or after 10 s. */
+async function markerPixelsOnce(page: Page, drawn: (counts: Record<DeviceStatus, number>) => boolean): Promise<Record<DeviceStatus, number>> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const counts = await markerPixels(page);
+    if (drawn(counts) || Date.now() > deadline) return counts;
+    await page.waitForTimeout(200);
+  }
+}
+
 describe('web app: the map screen while it loads, when it fails, and its markers', { skip: unavailable }, () => {
   let web: WebServer;
   let browser: Browser;
@@ -90,8 +100,7 @@ describe('web app: the map screen while it loads, when it fails, and its markers
     const row = (name: string, status: DeviceStatus) => page.getByRole('list', { name: t.map.devices }).getByRole('button', { name: new RegExp(`${name}.*${t.status[status]}`) });
     await row(parked.name, 'offline').waitFor();
     await row(quiet.name, 'unknown').waitFor();
-    await page.waitForTimeout(300);
-    const twoMarkers = await markerPixels(page);
+    const twoMarkers = await markerPixelsOnce(page, (counts) => counts.offline > 40 && counts.unknown > 40);
     assert.ok(twoMarkers.offline > 40, `the offline van's marker is drawn grey: ${JSON.stringify(twoMarkers)}`);
     assert.ok(twoMarkers.unknown > 40, `the silent phone's marker is drawn amber: ${JSON.stringify(twoMarkers)}`);
     assert.ok(twoMarkers.online < 5, `no device is online, so no marker is green: ${JSON.stringify(twoMarkers)}`);
@@ -101,8 +110,7 @@ describe('web app: the map screen while it loads, when it fails, and its markers
     await sendOsmAnd(web, { id: quiet.uniqueId, ...quiet.at, time: new Date(Date.now() + 1000) });
     await row(moving.name, 'online').waitFor();
     await row(quiet.name, 'online').waitFor();
-    await page.waitForTimeout(300);
-    const live = await markerPixels(page);
+    const live = await markerPixelsOnce(page, (counts) => counts.online > 2 * 40 && counts.unknown < 5);
     // Read while both are still online: STATUS_TIMEOUT is short.
     assert.equal(await statusOf(quiet.name), 'online');
     assert.ok(live.online > 2 * 40, `two markers are green: ${JSON.stringify(live)}`);
@@ -171,7 +179,7 @@ describe('web app: the map screen while it loads, when it fails, and its markers
     await page.evaluate('window.firstCanvas = document.querySelector(".maplibregl-canvas")');
     // The fleet: one clustered source, its cluster and device layers.
     assert.deepEqual(await drawn(), { layers: 2, sources: 1 });
-    assert.ok((await markerPixels(page)).offline > 40, 'the markers are drawn');
+    assert.ok((await markerPixelsOnce(page, (counts) => counts.offline > 40)).offline > 40, 'the markers are drawn');
 
     await page.getByRole('link', { name: t.nav.geofences }).click();
     await page.getByRole('heading', { level: 1, name: t.geofences.title }).waitFor();
@@ -193,8 +201,7 @@ describe('web app: the map screen while it loads, when it fails, and its markers
     await page.getByRole('list', { name: t.map.devices }).waitFor();
     assert.deepEqual(await drawn(), { layers: 2, sources: 1 });
     assert.equal(await sameCanvas(), true, 'the same map, back on the fleet screen');
-    await page.waitForTimeout(300);
-    assert.ok((await markerPixels(page)).offline > 40, 'the markers are drawn again on the second visit');
+    assert.ok((await markerPixelsOnce(page, (counts) => counts.offline > 40)).offline > 40, 'the markers are drawn again on the second visit');
   });
 
   it('shows a screen that fails as a message with a retry and a way to the map, the navigation still working', async () => {
